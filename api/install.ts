@@ -1,0 +1,17 @@
+// Names shared by everything that installs the operator (plain manifests, the OLM
+// bundle, the operator's own caBundle patching), so they cannot drift apart.
+
+/** Default install coordinates: namespace, Deployment, ServiceAccount and webhook Service. */
+export const DEFAULT_INSTALL = {
+  namespace: 'aiops-system',
+  deployment: 'aiops-operator',
+  serviceAccount: 'aiops-operator',
+  webhookService: 'aiops-webhook-service',
+  /** Port the webhook listens on inside the pod (OLM's default container port). */
+  webhookPort: 9443,
+} as const;
+
+/** Finalizer the operator puts on every AITask. */
+export const FINALIZER = 'aiops.example.com/finalizer';
+/** Annotation that keeps what an older version cannot represent. */
+export const CONVERSION_ANNOTATION = 'aiops.example.com/conversion-data';

@@ -1,0 +1,191 @@
+// The one wrapper around @kubernetes/client-node: it loads a kubeconfig (file, $KUBECONFIG
+// or in-cluster, any auth the library supports) and turns it into plain HTTPS requests
+// with typed errors. Everything of ours talks to the apiserver through this module, so
+// the library's untyped surfaces stay here.
+
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { apiErrorFrom, ServerError } from './errors.ts';
+
+/** Content types for PATCH. */
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+export interface RequestOptions {
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path, e.g. `/apis/apps/v1/namespaces/ns/deployments/web`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body?: unknown;
+  readonly patchType?: PatchType;
+  /** Per-request timeout in milliseconds (default: the transport's, 30 000). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface TransportOptions {
+  /** Kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then in-cluster. */
+  readonly kubeconfig?: string;
+  /** Context to use instead of current-context. */
+  readonly context?: string;
+  /** Default per-request timeout in milliseconds (default 30 000). */
+  readonly timeoutMs?: number;
+}
+
+/** Thrown when the kubeconfig cannot be loaded or names an unknown context. */
+export class KubeConfigError extends Error {
+  override readonly name = 'KubeConfigError';
+}
+
+/** HTTPS access to one apiserver with the credentials of one kubeconfig context. */
+export class KubeTransport {
+  /** Base URL of the apiserver, without a trailing slash. */
+  readonly server: string;
+  /** The context's namespace, or `default`. */
+  readonly namespace: string;
+  readonly #options: https.RequestOptions;
+  readonly #timeoutMs: number;
+
+  private constructor(server: string, namespace: string, options: https.RequestOptions, timeoutMs: number) {
+    this.server = server;
+    this.namespace = namespace;
+    this.#options = options;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Loads credentials. Throws KubeConfigError with a one-line reason when that fails. */
+  static async create(opts: TransportOptions = {}): Promise<KubeTransport> {
+    const kc = new KubeConfig();
+    try {
+      if (opts.kubeconfig !== undefined) kc.loadFromFile(opts.kubeconfig);
+      else kc.loadFromDefault();
+    } catch (err) {
+      throw new KubeConfigError(
+        `cannot load kubeconfig ${opts.kubeconfig ?? ''}: ${(err as Error).message}`.replace('  ', ' '),
+      );
+    }
+    if (opts.context !== undefined) {
+      if (!kc.getContextObject(opts.context))
+        throw new KubeConfigError(`context "${opts.context}" does not exist in the kubeconfig`);
+      kc.setCurrentContext(opts.context);
+    }
+    const cluster = kc.getCurrentCluster();
+    if (!cluster)
+      throw new KubeConfigError('no current cluster in the kubeconfig (set a context or KUBECONFIG)');
+    const requestOptions: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(requestOptions);
+    const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+    return new KubeTransport(
+      cluster.server.replace(/\/+$/, ''),
+      namespace,
+      requestOptions,
+      opts.timeoutMs ?? 30_000,
+    );
+  }
+
+  /** Sends one request and returns the parsed JSON body. Throws a typed ApiError on non-2xx. */
+  async request<T>(opts: RequestOptions): Promise<T> {
+    const { status, text } = await this.#send(opts);
+    const body: unknown = text === '' ? undefined : parseJson(text);
+    if (status < 200 || status >= 300) throw apiErrorFrom(status, body ?? text);
+    return body as T;
+  }
+
+  /**
+   * Opens a streaming GET (a watch) and calls `onLine` for every newline-terminated chunk.
+   * Resolves when the server closes the stream; rejects with a typed ApiError on a non-2xx
+   * answer. No timeout applies; abort through `signal`.
+   */
+  stream(opts: RequestOptions, onLine: (line: string) => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = this.#open(opts, undefined, (res) => {
+        const status = res.statusCode ?? 0;
+        res.setEncoding('utf8');
+        if (status < 200 || status >= 300) {
+          let text = '';
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => reject(apiErrorFrom(status, text === '' ? undefined : parseJson(text))));
+          return;
+        }
+        let buffer = '';
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl = buffer.indexOf('\n');
+          while (nl >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (line.trim() !== '') onLine(line);
+            nl = buffer.indexOf('\n');
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', (err) => reject(transportError(err)));
+        res.on('aborted', () => resolve());
+      });
+      req.on('error', (err) => (opts.signal?.aborted ? resolve() : reject(transportError(err))));
+      req.end();
+    });
+  }
+
+  #send(opts: RequestOptions): Promise<{ status: number; text: string }> {
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    return new Promise((resolve, reject) => {
+      const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
+      const req = this.#open(opts, payload, (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', (err) => reject(transportError(err)));
+      });
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
+      req.on('error', (err) => reject(transportError(err)));
+      req.end(payload);
+    });
+  }
+
+  #open(
+    opts: RequestOptions,
+    payload: string | undefined,
+    onResponse: (res: http.IncomingMessage) => void,
+  ): http.ClientRequest {
+    const url = new URL(this.server + opts.path);
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      ...(this.#options.headers as Record<string, string> | undefined),
+      Accept: 'application/json',
+    };
+    if (payload !== undefined) {
+      headers['Content-Type'] = opts.patchType ? PATCH_CONTENT_TYPES[opts.patchType] : 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const base = {
+      ...this.#options,
+      method: opts.method ?? 'GET',
+      headers,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    };
+    return url.protocol === 'http:'
+      ? http.request(url, base, onResponse)
+      : https.request(url, base, onResponse);
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function transportError(err: Error): ServerError {
+  return new ServerError(0, { message: `cannot reach the apiserver: ${err.message}` }, err.message);
+}

@@ -1,0 +1,214 @@
+// AITask v2: the storage version and conversion hub. Structured target, trigger and
+// remediation, decision mode (rules or LLM advice), and the safety switches.
+
+import { conditionsSchema, dnsLabel, dnsSubdomain, GROUP, type Envelope } from './common.ts';
+import type { Infer } from './infer.ts';
+
+export const VERSION = 'v2';
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
+
+export const ACTIONS = ['RestartPod', 'ScaleUp', 'ScaleDown', 'CordonNode', 'Noop'] as const;
+export const PHASES = [
+  'Pending',
+  'Monitoring',
+  'Healing',
+  'Healed',
+  'Failed',
+  'Paused',
+  'AwaitingApproval',
+] as const;
+export const OPERATORS = ['GreaterThan', 'LessThan'] as const;
+export const DECISION_MODES = ['Rules', 'LLM'] as const;
+export const DECISION_SOURCES = ['rules', 'llm'] as const;
+export const APPROVALS = ['Auto', 'Manual'] as const;
+
+const targetSchema = {
+  type: 'object',
+  description: 'The workload to watch.',
+  required: ['kind', 'name'],
+  properties: {
+    kind: { type: 'string', enum: ['Deployment'], description: 'Kind of the target.' },
+    name: { ...dnsSubdomain, description: 'Name of the target.' },
+    namespace: {
+      ...dnsLabel,
+      description: "Namespace of the target; empty means the AITask's own namespace.",
+    },
+  },
+} as const;
+
+const triggerSchema = {
+  type: 'object',
+  description: 'When the target is in breach.',
+  required: ['threshold'],
+  properties: {
+    query: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description: "PromQL returning one sample; empty means the operator's default query for the target.",
+    },
+    threshold: { type: 'number', description: 'Value the metric is compared with.' },
+    operator: {
+      type: 'string',
+      enum: OPERATORS,
+      description: 'Comparison that means breach (default GreaterThan).',
+    },
+    forSeconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 86400,
+      description: 'Seconds the breach must hold before acting (default 0).',
+    },
+  },
+} as const;
+
+const scaleSchema = {
+  type: 'object',
+  description: 'Bounds for ScaleUp/ScaleDown.',
+  properties: {
+    step: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      description: 'Replicas added or removed per action (default 1).',
+    },
+    minReplicas: { type: 'integer', minimum: 0, description: 'Never scale below this.' },
+    maxReplicas: { type: 'integer', minimum: 1, description: 'Never scale above this.' },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: '!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas',
+      message: 'minReplicas must not exceed maxReplicas',
+    },
+  ],
+} as const;
+
+const remediationSchema = {
+  type: 'object',
+  description: 'What to do on a breach and how often.',
+  required: ['action'],
+  properties: {
+    action: { type: 'string', enum: ACTIONS, description: 'Remediation to run.' },
+    scale: scaleSchema,
+    cooldownSeconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 86400,
+      description: 'Seconds after an action before the next one on the same target (operator default 300).',
+    },
+    maxAttempts: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      description: 'Actions without recovery before the task is Failed (operator default 3).',
+    },
+  },
+} as const;
+
+const decisionSchema = {
+  type: 'object',
+  description: 'Who decides: rules alone, or an LLM advising within the rules.',
+  properties: {
+    mode: { type: 'string', enum: DECISION_MODES, description: 'Rules (default) or LLM.' },
+    llm: {
+      type: 'object',
+      required: ['endpoint'],
+      properties: {
+        endpoint: {
+          type: 'string',
+          format: 'uri',
+          maxLength: 2048,
+          description: 'OpenAI-compatible chat-completions URL.',
+        },
+        model: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 256,
+          description: 'Model name sent to the endpoint.',
+        },
+        timeoutSeconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 120,
+          description: 'Per-call timeout (operator default 10).',
+        },
+      },
+    },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: "!has(self.mode) || self.mode != 'LLM' || has(self.llm)",
+      message: 'decision.llm is required when mode is LLM',
+    },
+  ],
+} as const;
+
+export const specSchema = {
+  type: 'object',
+  description: 'What to watch and how to heal it (v2).',
+  required: ['target', 'trigger', 'remediation'],
+  properties: {
+    target: targetSchema,
+    trigger: triggerSchema,
+    remediation: remediationSchema,
+    intervalSeconds: {
+      type: 'integer',
+      minimum: 10,
+      maximum: 3600,
+      description: 'Seconds between evaluations (10-3600, operator default 60).',
+    },
+    decision: decisionSchema,
+    dryRun: { type: 'boolean', description: 'Decide and report, never act.' },
+    paused: { type: 'boolean', description: 'Stop evaluating and acting.' },
+    approval: {
+      type: 'string',
+      enum: APPROVALS,
+      description: 'Manual: wait for approval before acting (default Auto).',
+    },
+  },
+} as const;
+
+const decisionRecordSchema = {
+  type: 'object',
+  required: ['id', 'action', 'source', 'reason', 'at'],
+  properties: {
+    id: { type: 'string', description: 'Unique id of the decision, for crash-safe execution.' },
+    action: { type: 'string', enum: ACTIONS },
+    source: { type: 'string', enum: DECISION_SOURCES },
+    reason: { type: 'string' },
+    metricValue: { type: 'number' },
+    threshold: { type: 'number' },
+    executed: { type: 'boolean' },
+    blockedBy: { type: 'string', description: 'The guardrail that stopped the action, if any.' },
+    at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const statusSchema = {
+  type: 'object',
+  properties: {
+    phase: { type: 'string', enum: PHASES, description: 'Lifecycle phase.' },
+    message: { type: 'string', description: 'Human-readable account of the phase.' },
+    lastDecision: decisionRecordSchema,
+    pendingDecision: decisionRecordSchema,
+    lastExecutionTime: { type: 'string', format: 'date-time' },
+    observedGeneration: { type: 'integer', minimum: 0 },
+    attempts: { type: 'integer', minimum: 0, description: 'Actions since the target last recovered.' },
+    breachSince: { type: 'string', format: 'date-time', description: 'Start of the current breach.' },
+    cordonedNodes: {
+      type: 'array',
+      'x-kubernetes-list-type': 'set',
+      items: { type: 'string' },
+      description: 'Nodes this task cordoned; its finalizer uncordons exactly these.',
+    },
+    conditions: conditionsSchema,
+  },
+} as const;
+
+export type Spec = Infer<typeof specSchema>;
+export type Status = Infer<typeof statusSchema>;
+export type DecisionRecord = Infer<typeof decisionRecordSchema>;
+export type Action = (typeof ACTIONS)[number];
+export type Phase = (typeof PHASES)[number];
+/** An AITask as read or written at aiops.example.com/v2. */
+export type AITask = Envelope<typeof API_VERSION, Spec, Status>;

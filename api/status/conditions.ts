@@ -1,0 +1,116 @@
+// The condition vocabulary of AITask and the pure helpers to update a conditions list
+// the way controller-runtime's meta.SetStatusCondition does (lastTransitionTime moves
+// only when the status flips), so status writes stay minimal and diffable.
+
+import type { Condition } from '../schema/common.ts';
+
+/** kstatus' standard types plus the domain ones the operator reports. */
+export const ConditionType = {
+  /** The task is healthy and being monitored as specified. */
+  Ready: 'Ready',
+  /** The operator is working towards the spec (observedGeneration lags or an action runs). */
+  Reconciling: 'Reconciling',
+  /** Progress is impossible without a change by the user (e.g. maxAttempts reached). */
+  Stalled: 'Stalled',
+  /** The target Deployment exists. */
+  TargetFound: 'TargetFound',
+  /** The metric could be read from Prometheus. */
+  MetricsAvailable: 'MetricsAvailable',
+  /** The LLM advisor answered usefully (LLM mode only). */
+  LLMAvailable: 'LLMAvailable',
+  /** Whether the last decision was allowed to act, or which guardrail stopped it. */
+  RemediationAllowed: 'RemediationAllowed',
+} as const;
+export type ConditionTypeName = (typeof ConditionType)[keyof typeof ConditionType];
+
+/** Reasons used in conditions and Events (CamelCase, as Kubernetes expects). */
+export const Reason = {
+  Monitoring: 'Monitoring',
+  Healthy: 'Healthy',
+  Breached: 'ThresholdBreached',
+  BreachPending: 'BreachPending',
+  Remediating: 'Remediating',
+  Remediated: 'Remediated',
+  ActionFailed: 'ActionFailed',
+  TargetNotFound: 'TargetNotFound',
+  TargetFound: 'TargetFound',
+  CrossNamespaceRefused: 'CrossNamespaceRefused',
+  DuplicateTarget: 'DuplicateTarget',
+  MetricsUnavailable: 'MetricsUnavailable',
+  NoData: 'NoData',
+  QueryFailed: 'QueryFailed',
+  MetricsRead: 'MetricsRead',
+  Paused: 'Paused',
+  DryRun: 'DryRun',
+  AwaitingApproval: 'AwaitingApproval',
+  Cooldown: 'Cooldown',
+  MaxAttemptsReached: 'MaxAttemptsReached',
+  ConcurrencyCap: 'ConcurrencyCapReached',
+  CordonCap: 'CordonCapReached',
+  LLMAdvice: 'LLMAdvice',
+  LLMFallback: 'LLMFallback',
+  LLMCircuitOpen: 'LLMCircuitOpen',
+  LLMNotAllowed: 'LLMEndpointNotAllowed',
+  Forbidden: 'Forbidden',
+  Allowed: 'Allowed',
+  Reconciled: 'Reconciled',
+  Progressing: 'Progressing',
+} as const;
+
+/** What a caller wants a condition to say; observedGeneration and times are filled in. */
+export interface ConditionInput {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/**
+ * Returns `conditions` with `input` set: a new entry is appended, an existing one updated
+ * in place; `lastTransitionTime` changes only when `status` changes. `now` is an RFC 3339
+ * time with second precision, as metav1.Time serialises.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  observedGeneration: number | undefined,
+  now: string,
+): Condition[] {
+  const list = [...(conditions ?? [])];
+  const i = list.findIndex((c) => c.type === input.type);
+  const prev = i >= 0 ? list[i] : undefined;
+  const next: Condition = {
+    type: input.type,
+    status: input.status,
+    reason: input.reason,
+    message: input.message,
+    lastTransitionTime: prev && prev.status === input.status ? prev.lastTransitionTime : now,
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  };
+  if (i >= 0) list[i] = next;
+  else list.push(next);
+  return list;
+}
+
+/** Removes the condition of `type`, if present. */
+export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+  return (conditions ?? []).filter((c) => c.type !== type);
+}
+
+/** The condition of `type`, if present. */
+export function findCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** True when the condition of `type` exists with status True. */
+export function isTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
+  return findCondition(conditions, type)?.status === 'True';
+}
+
+/** Formats a Date as metav1.Time does: RFC 3339, UTC, whole seconds. */
+export function metaTime(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
