@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) from Go modules, once, into a cache
-# directory outside the repository, and prints that directory.
+# kube-controller-manager, kube-scheduler, kwok) and OLM's own validators (operator-sdk,
+# opm) from Go modules, once, into a cache directory outside the repository, and prints
+# that directory. `all` builds the control plane only; the validators are built on request.
 #
 # Each tool has its own committed wrapper module under test/harness/tools/<name>
 # (go.mod + go.sum + a tools.go blank import): k8s.io/kubernetes and etcd's server module
@@ -9,7 +10,8 @@
 # tool keeps their dependency pins apart. The cache key is a hash of the wrapper's
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
-# Env: AIOPS_CACHE (default ~/.cache/aiops). Usage: build-control-plane.sh [all|etcd|kube|kwok]
+# Env: AIOPS_CACHE (default ~/.cache/aiops).
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -52,8 +54,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -65,5 +67,21 @@ if [[ "$what" == kube || "$what" == all ]]; then
 fi
 if [[ "$what" == kwok || "$what" == all ]]; then
   build kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
+fi
+# The validators: upstream builds both with the containers_image_openpgp tag (no gpgme C
+# library); opm adds json1 for its sqlite paths, which bundle render/validate never use, so
+# CGO stays off. The -X flags stamp `--version` with the pinned tag.
+mod_version() { awk -v m="$2" '$1=="require" && $2==m {print $3}' "$HERE/tools/$1/go.mod"; }
+if [[ "$what" == operator-sdk || "$what" == validators ]]; then
+  v="$(mod_version operator-sdk github.com/operator-framework/operator-sdk)"
+  build operator-sdk operator-sdk -- -tags=containers_image_openpgp \
+    -ldflags "-X github.com/operator-framework/operator-sdk/internal/version.Version=$v -X github.com/operator-framework/operator-sdk/internal/version.GitVersion=$v" \
+    github.com/operator-framework/operator-sdk/cmd/operator-sdk
+fi
+if [[ "$what" == opm || "$what" == validators ]]; then
+  v="$(mod_version opm github.com/operator-framework/operator-registry)"
+  build opm opm -- -tags=json1,containers_image_openpgp \
+    -ldflags "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$v" \
+    github.com/operator-framework/operator-registry/cmd/opm
 fi
 echo "$BIN"
