@@ -13,7 +13,7 @@ export type VersionName = 'v1alpha1' | 'v1' | 'v2';
 /** Every version of the API, oldest first. */
 export const VERSIONS: readonly VersionName[] = ['v1alpha1', 'v1', 'v2'];
 /** The version etcd stores and conversions go through. */
-export const HUB_VERSION: VersionName = 'v2';
+export const HUB_VERSION = 'v2' satisfies VersionName;
 
 /** Where the apiserver sends ConversionReviews. */
 export type ConversionTarget =

@@ -72,7 +72,7 @@ export class ResourceClient<T> {
   async listAll(namespace: string | undefined, opts: Omit<ListOptions, 'continue'> = {}): Promise<List<T>> {
     const items: T[] = [];
     let cont: string | undefined;
-    let meta: ListMeta = {};
+    let meta: ListMeta;
     do {
       const page = await this.list(namespace, { limit: 500, ...opts, ...(cont ? { continue: cont } : {}) });
       items.push(...page.items);

@@ -15,7 +15,9 @@ export const KUBECONFIG_ENV = 'AIOPS_TEST_KUBECONFIG';
 export function testKubeconfig(): string {
   const path = process.env[KUBECONFIG_ENV];
   if (path === undefined || path === '') {
-    throw new Error(`${KUBECONFIG_ENV} is not set: run integration tests through \`npm test\` (scripts/test.ts)`);
+    throw new Error(
+      `${KUBECONFIG_ENV} is not set: run integration tests through \`npm test\` (scripts/test.ts)`,
+    );
   }
   return path;
 }
@@ -41,8 +43,16 @@ interface Namespace {
  * Creates a namespace named `<prefix>-<random>` and returns its name; pass `t.after`
  * (or any cleanup registrar) to delete it when the test ends.
  */
-export async function freshNamespace(prefix: string, after?: (fn: () => Promise<void>) => void): Promise<string> {
-  const ns = new ResourceClient<Namespace>(await testTransport(), { group: '', version: 'v1', plural: 'namespaces', namespaced: false });
+export async function freshNamespace(
+  prefix: string,
+  after?: (fn: () => Promise<void>) => void,
+): Promise<string> {
+  const ns = new ResourceClient<Namespace>(await testTransport(), {
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    namespaced: false,
+  });
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await ns.create(undefined, { metadata: { name } });
   after?.(async () => {

@@ -1,0 +1,57 @@
+// Property tests: for thousands of generated valid objects per version, x → hub → x and
+// hub → x → hub are exact identities (spec, status, metadata and unrelated annotations).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { convert } from './convert.ts';
+import { v1alpha1Task, v1Task, v2Task } from '../../test/support/arbitraries.ts';
+
+const runs = { numRuns: 3000 };
+const V2 = 'aiops.example.com/v2';
+
+test('v1alpha1 → v2 → v1alpha1 is the identity', () => {
+  fc.assert(
+    fc.property(v1alpha1Task, (o) => assert.deepStrictEqual(convert(convert(o, V2), o.apiVersion), o)),
+    runs,
+  );
+});
+
+test('v1 → v2 → v1 is the identity', () => {
+  fc.assert(
+    fc.property(v1Task, (o) => assert.deepStrictEqual(convert(convert(o, V2), o.apiVersion), o)),
+    runs,
+  );
+});
+
+for (const spoke of ['aiops.example.com/v1alpha1', 'aiops.example.com/v1']) {
+  test(`v2 → ${spoke} → v2 is the identity`, () => {
+    fc.assert(
+      fc.property(v2Task, (o) => assert.deepStrictEqual(convert(convert(o, spoke), V2), o)),
+      runs,
+    );
+  });
+}
+
+test("v2 → v1alpha1 → v1 → v2 is the identity (chained spokes keep each other's data)", () => {
+  fc.assert(
+    fc.property(v2Task, (o) => {
+      const a = convert(o, 'aiops.example.com/v1alpha1');
+      const b = convert(a, 'aiops.example.com/v1');
+      assert.deepStrictEqual(convert(b, V2), o);
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test('conversion never changes metadata other than annotations', () => {
+  fc.assert(
+    fc.property(v2Task, fc.constantFrom('aiops.example.com/v1alpha1', 'aiops.example.com/v1'), (o, to) => {
+      const out = convert(o, to);
+      const strip = (m: typeof o.metadata) => ({ ...m, annotations: undefined });
+      assert.deepStrictEqual(strip(out.metadata), strip(o.metadata));
+      assert.equal(out.apiVersion, to);
+    }),
+    { numRuns: 1000 },
+  );
+});

@@ -1,0 +1,46 @@
+// The one error type conversion raises: the webhook turns it into a ConversionReview
+// Failure whose message names the object and the field.
+
+/** An object that cannot be converted; `message` says which field and why. */
+export class ConversionError extends Error {
+  override readonly name = 'ConversionError';
+}
+
+/** Reads `obj[key]` as a string or throws ConversionError naming `path`. */
+export function str(obj: Record<string, unknown>, key: string, path: string): string {
+  const v = obj[key];
+  if (typeof v !== 'string') throw new ConversionError(`${path}.${key} must be a string, got ${describe(v)}`);
+  return v;
+}
+
+/** Reads `obj[key]` as a finite number or throws ConversionError naming `path`. */
+export function num(obj: Record<string, unknown>, key: string, path: string): number {
+  const v = obj[key];
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new ConversionError(`${path}.${key} must be a number, got ${describe(v)}`);
+  return v;
+}
+
+/** Reads `obj[key]` as an object or throws ConversionError naming `path`. */
+export function obj(parent: Record<string, unknown>, key: string, path: string): Record<string, unknown> {
+  const v = parent[key];
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new ConversionError(`${path}.${key} must be an object, got ${describe(v)}`);
+  }
+  return v as Record<string, unknown>;
+}
+
+/** `obj[key]` when it is an object, undefined when absent; throws on another type. */
+export function optObj(
+  parent: Record<string, unknown>,
+  key: string,
+  path: string,
+): Record<string, unknown> | undefined {
+  return parent[key] === undefined ? undefined : obj(parent, key, path);
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'an array' : `a ${typeof v}`;
+}
