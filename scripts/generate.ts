@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { buildCRD } from '../api/crd.ts';
 import { toYaml } from '../api/yaml.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
+import { writeBundle } from './bundle.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,3 +30,5 @@ write(
       }),
     ),
 );
+
+writeBundle();

@@ -1,0 +1,97 @@
+// The file-based catalog (FBC) of the package: the olm.package blob, one olm.channel blob
+// per channel with the edges computed in graph.ts (in FBC the catalog, not the CSV, is the
+// source of truth for upgrades), and the olm.bundle blob of the current release rendered
+// from its CSV and CRD the way `opm render` does for a bundle image.
+
+import { KIND, GROUP } from '../../api/schema/common.ts';
+import type { CustomResourceDefinition } from '../../api/crd.ts';
+import {
+  bundleImage,
+  CHANNELS,
+  csvName,
+  DEFAULT_CHANNEL,
+  operatorImage,
+  PACKAGE_NAME,
+  type Release,
+} from '../../api/releases.ts';
+import type { ClusterServiceVersion } from './csv.ts';
+import { channelEntries } from './graph.ts';
+import { ICON } from './icon.ts';
+
+/** The olm.package blob. */
+export function packageBlob(): Record<string, unknown> {
+  return {
+    schema: 'olm.package',
+    name: PACKAGE_NAME,
+    defaultChannel: DEFAULT_CHANNEL,
+    description: 'Self-healing Kubernetes operator: AITasks watch a metric and remediate Deployments safely.',
+    icon: ICON,
+  };
+}
+
+/** One olm.channel blob per channel that has releases, in CHANNELS order. */
+export function channelBlobs(releases: readonly Release[]): Record<string, unknown>[] {
+  return CHANNELS.map((channel) => ({
+    schema: 'olm.channel',
+    package: PACKAGE_NAME,
+    name: channel,
+    entries: channelEntries(releases, channel, csvName),
+  })).filter((blob) => blob.entries.length > 0);
+}
+
+/** The subset of a CSV that OLM's package server reads for a channel head (`olm.csv.metadata`). */
+const CSV_METADATA_FIELDS = [
+  'apiservicedefinitions',
+  'customresourcedefinitions',
+  'description',
+  'displayName',
+  'installModes',
+  'keywords',
+  'labels',
+  'links',
+  'maintainers',
+  'maturity',
+  'minKubeVersion',
+  'nativeAPIs',
+  'provider',
+] as const;
+
+/**
+ * The olm.bundle blob of `release`: its image, the olm.package, olm.gvk and
+ * olm.csv.metadata properties, and the images it needs.
+ */
+export function bundleBlob(
+  release: Release,
+  csv: ClusterServiceVersion,
+  crd: CustomResourceDefinition,
+): Record<string, unknown> {
+  if (csv.spec.version !== release.version) throw new Error('CSV and release versions differ');
+  const metadata: Record<string, unknown> = { annotations: csv.metadata.annotations };
+  for (const field of CSV_METADATA_FIELDS) {
+    const value = field === 'labels' ? csv.metadata.labels : csv.spec[field];
+    if (value !== undefined) metadata[field] = value;
+  }
+  const gvks = crd.spec.versions.map((v) => ({
+    type: 'olm.gvk',
+    value: { group: GROUP, kind: KIND, version: v.name },
+  }));
+  return {
+    schema: 'olm.bundle',
+    name: csvName(release.version),
+    package: PACKAGE_NAME,
+    image: bundleImage(release.version),
+    properties: [
+      ...gvks,
+      { type: 'olm.package', value: { packageName: PACKAGE_NAME, version: release.version } },
+      { type: 'olm.csv.metadata', value: sortKeys(metadata) },
+    ],
+    relatedImages: [
+      { name: '', image: bundleImage(release.version) },
+      { name: 'aiops-operator', image: operatorImage(release.version) },
+    ],
+  };
+}
+
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,95 @@
+// The operator's Deployment, shared by the CSV's install strategy and the plain install
+// manifests so that both run the same pod: image, flags, ports, probes, resources and a
+// restricted security context (non-root, read-only root filesystem, no capabilities).
+
+import { DEFAULT_INSTALL } from '../../api/install.ts';
+
+/** Labels on the operator's pods; the Deployment selector and the webhook Service use them. */
+export const OPERATOR_LABELS = {
+  'app.kubernetes.io/name': 'aiops-operator',
+  'app.kubernetes.io/part-of': 'aiops',
+};
+
+/** Ports the operator listens on inside the pod. */
+export const PORTS = { webhook: DEFAULT_INSTALL.webhookPort, metrics: 8080, health: 8081 } as const;
+
+/** Port of the webhook Service (what the CRD's conversion config and OLM's `containerPort` name). */
+export const WEBHOOK_SERVICE_PORT = 443;
+
+/** Where the webhook reads `tls.crt`/`tls.key`: the path OLM mounts its serving certificate at. */
+export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
+
+/** Flags every install passes to the operator. */
+export const OPERATOR_ARGS = [
+  '--leader-elect',
+  `--metrics-bind-address=:${PORTS.metrics}`,
+  `--health-probe-bind-address=:${PORTS.health}`,
+  `--webhook-port=${PORTS.webhook}`,
+];
+
+export interface DeploymentOptions {
+  /** Operator image reference. */
+  readonly image: string;
+  /** Flags after OPERATOR_ARGS (default none). */
+  readonly extraArgs?: readonly string[];
+  /** Volumes and their mounts in the operator container (default none: OLM adds the certificate's). */
+  readonly certVolume?: { readonly name: string; readonly volume: Record<string, unknown> };
+}
+
+/**
+ * The `spec` of the operator Deployment: 2 replicas so the conversion webhook stays up
+ * through a rollout (one leader reconciles, both serve conversions).
+ */
+export function deploymentSpec(options: DeploymentOptions): Record<string, unknown> {
+  const probe = (path: string): Record<string, unknown> => ({
+    httpGet: { path, port: 'health' },
+    periodSeconds: 10,
+    timeoutSeconds: 2,
+  });
+  const cert = options.certVolume;
+  return {
+    replicas: 2,
+    selector: { matchLabels: { ...OPERATOR_LABELS } },
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+    template: {
+      metadata: {
+        labels: { ...OPERATOR_LABELS },
+        annotations: { 'kubectl.kubernetes.io/default-container': 'operator' },
+      },
+      spec: {
+        serviceAccountName: DEFAULT_INSTALL.serviceAccount,
+        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+        terminationGracePeriodSeconds: 30,
+        containers: [
+          {
+            name: 'operator',
+            image: options.image,
+            imagePullPolicy: 'IfNotPresent',
+            args: [...OPERATOR_ARGS, ...(options.extraArgs ?? [])],
+            env: [
+              { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            ],
+            ports: [
+              { name: 'webhook', containerPort: PORTS.webhook, protocol: 'TCP' },
+              { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
+              { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
+            ],
+            livenessProbe: { ...probe('/healthz'), initialDelaySeconds: 15 },
+            readinessProbe: { ...probe('/readyz'), initialDelaySeconds: 5 },
+            resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '384Mi' } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              capabilities: { drop: ['ALL'] },
+            },
+            ...(cert
+              ? { volumeMounts: [{ name: cert.name, mountPath: WEBHOOK_CERT_DIR, readOnly: true }] }
+              : {}),
+          },
+        ],
+        ...(cert ? { volumes: [{ name: cert.name, ...cert.volume }] } : {}),
+      },
+    },
+  };
+}
