@@ -1,0 +1,81 @@
+// `npm run webhook`: the conversion webhook as a standalone process, for local use and
+// for clusters that run it apart from the operator. Exits 2 on a bad flag, 1 when it
+// cannot start (e.g. no certificate), 0 after a graceful SIGTERM/SIGINT.
+
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { createLogger, parseLogLevel } from '../api/log.ts';
+import { startWebhookServer } from './server.ts';
+import { certPathsIn, DEFAULT_CERT_DIR } from './tls.ts';
+
+function int(name: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+const program = new Command('aiops-webhook')
+  .description('HTTPS conversion webhook for aitasks.aiops.example.com (v1alpha1 ↔ v1 ↔ v2)')
+  .option('--port <port>', 'TCP port to listen on', int('--port', 0), 9443)
+  .option('--bind-address <addr>', 'address to bind', '0.0.0.0')
+  .option('--cert-dir <dir>', 'directory holding tls.crt and tls.key', DEFAULT_CERT_DIR)
+  .option(
+    '--max-body-bytes <n>',
+    'largest accepted request body in bytes',
+    int('--max-body-bytes', 1024),
+    32 * 1024 * 1024,
+  )
+  .option(
+    '--request-timeout <ms>',
+    'whole-request deadline in milliseconds',
+    int('--request-timeout', 100),
+    10_000,
+  )
+  .option('--log-level <level>', 'debug, info, warn or error', 'info')
+  .showHelpAfterError()
+  .exitOverride();
+
+try {
+  program.parse();
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+  throw err;
+}
+
+const opts = program.opts<{
+  port: number;
+  bindAddress: string;
+  certDir: string;
+  maxBodyBytes: number;
+  requestTimeout: number;
+  logLevel: string;
+}>();
+let level;
+try {
+  level = parseLogLevel(opts.logLevel);
+} catch (err) {
+  process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exit(2);
+}
+const log = createLogger('conversion-webhook', { level });
+try {
+  const server = await startWebhookServer({
+    port: opts.port,
+    host: opts.bindAddress,
+    cert: certPathsIn(opts.certDir),
+    maxBodyBytes: opts.maxBodyBytes,
+    requestTimeoutMs: opts.requestTimeout,
+    logger: log,
+  });
+  const stop = (signal: string) => {
+    log.info('shutting down', { signal });
+    void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+} catch (err) {
+  log.error('cannot start the conversion webhook', { err });
+  process.exit(1);
+}

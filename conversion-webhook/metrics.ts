@@ -1,0 +1,46 @@
+// Prometheus metrics of the conversion webhook, on a registry of its own so a host
+// process (the operator) can merge or expose it without name clashes.
+
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface WebhookMetrics {
+  registry: Registry;
+  requests: Counter<'code' | 'result'>;
+  objects: Counter<'desired'>;
+  failures: Counter<'reason'>;
+  duration: Histogram<'result'>;
+}
+
+/** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
+export function createMetrics(processMetrics = true): WebhookMetrics {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'aiops_conversion_requests_total',
+      help: 'ConversionReview requests by HTTP code and result (Success, Failure).',
+      labelNames: ['code', 'result'],
+      registers: [registry],
+    }),
+    objects: new Counter({
+      name: 'aiops_conversion_objects_total',
+      help: 'Objects converted, by desired apiVersion.',
+      labelNames: ['desired'],
+      registers: [registry],
+    }),
+    failures: new Counter({
+      name: 'aiops_conversion_failures_total',
+      help: 'Failed requests by reason (malformed, conversion, body_too_large, timeout).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'aiops_conversion_duration_seconds',
+      help: 'Time to answer a ConversionReview, in seconds.',
+      labelNames: ['result'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,114 @@
+// Table and fuzz tests of the ConversionReview protocol rules, without a network.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { handleReview } from './review.ts';
+import { v1alpha1Task, v1Task, v2Task } from '../test/support/arbitraries.ts';
+
+const review = (request: unknown) =>
+  JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request });
+
+test('a valid review converts every object in order and echoes the uid', () => {
+  const objects = fc.sample(fc.oneof(v1alpha1Task, v1Task, v2Task), { numRuns: 50, seed: 7 });
+  const out = handleReview(review({ uid: 'u-1', desiredAPIVersion: 'aiops.example.com/v1', objects }));
+  assert.equal(out.httpStatus, 200);
+  assert.equal(out.body.response.uid, 'u-1');
+  assert.deepEqual(out.body.response.result, { status: 'Success' });
+  const converted = out.body.response.convertedObjects ?? [];
+  assert.equal(converted.length, objects.length);
+  converted.forEach((o, i) => {
+    assert.equal(o.apiVersion, 'aiops.example.com/v1');
+    assert.equal(o.metadata.name, objects[i]?.metadata.name);
+    assert.equal(o.metadata.uid, objects[i]?.metadata.uid);
+  });
+});
+
+test('bad reviews get a specific Failure', async (t) => {
+  const ok = fc.sample(v1Task, { numRuns: 1, seed: 1 })[0];
+  const cases: [string, string, number, RegExp][] = [
+    ['malformed JSON', '{"kind":', 400, /not valid JSON/],
+    ['not an object', '[1,2]', 400, /must be a ConversionReview object/],
+    [
+      'another kind',
+      JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'AdmissionReview' }),
+      400,
+      /kind must be ConversionReview/,
+    ],
+    [
+      'v1beta1 review',
+      JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'ConversionReview', request: {} }),
+      400,
+      /not supported/,
+    ],
+    [
+      'no request',
+      JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview' }),
+      400,
+      /request is missing/,
+    ],
+    [
+      'missing uid',
+      review({ desiredAPIVersion: 'aiops.example.com/v2', objects: [] }),
+      400,
+      /uid is missing/,
+    ],
+    [
+      'unknown desired version',
+      review({ uid: 'u', desiredAPIVersion: 'aiops.example.com/v3', objects: [ok] }),
+      200,
+      /cannot convert object 0 .* unsupported apiVersion/,
+    ],
+    [
+      'object of another kind',
+      review({ uid: 'u', desiredAPIVersion: 'aiops.example.com/v2', objects: [{ ...ok, kind: 'Pod' }] }),
+      200,
+      /kind must be AITask/,
+    ],
+    [
+      'objects not a list',
+      review({ uid: 'u', desiredAPIVersion: 'aiops.example.com/v2', objects: {} }),
+      200,
+      /must be a list/,
+    ],
+  ];
+  for (const [name, body, code, message] of cases) {
+    await t.test(name, () => {
+      const out = handleReview(body);
+      assert.equal(out.httpStatus, code);
+      const r = out.body.response.result;
+      assert.equal(r.status, 'Failure');
+      assert.match('message' in r ? r.message : '', message);
+      assert.equal(out.body.response.convertedObjects, undefined);
+    });
+  }
+});
+
+test('fuzz: 3,000 random bodies never throw and always answer a ConversionReview', () => {
+  const objectish = fc.oneof(v2Task, v1Task, fc.anything(), fc.object());
+  const body = fc.oneof(
+    fc.string(),
+    fc.jsonValue().map((v) => JSON.stringify(v)),
+    fc
+      .record(
+        {
+          uid: fc.oneof(fc.string(), fc.integer()),
+          desiredAPIVersion: fc.oneof(
+            fc.constantFrom('aiops.example.com/v1', 'aiops.example.com/v2', 'x'),
+            fc.string(),
+          ),
+          objects: fc.array(objectish, { maxLength: 4 }),
+        },
+        { requiredKeys: [] },
+      )
+      .map(review),
+  );
+  fc.assert(
+    fc.property(body, (b) => {
+      const out = handleReview(b);
+      assert.equal(out.body.kind, 'ConversionReview');
+      assert.ok([200, 400].includes(out.httpStatus));
+    }),
+    { numRuns: 3000 },
+  );
+});

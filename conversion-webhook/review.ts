@@ -1,0 +1,114 @@
+// The ConversionReview protocol (apiextensions.k8s.io/v1) as a pure function: request
+// body in, HTTP status and response body out. The conversion itself is api/'s; this
+// module enforces the apiserver's rules (same uid, same order and count, apiVersion =
+// desiredAPIVersion) and turns every problem into a specific Failure, never a throw.
+
+import { convert, type LooseAITask } from '../api/conversion/convert.ts';
+import { ConversionError } from '../api/conversion/errors.ts';
+
+export const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
+
+export interface ReviewResponse {
+  apiVersion: string;
+  kind: 'ConversionReview';
+  response: {
+    uid: string;
+    convertedObjects?: LooseAITask[];
+    result: { status: 'Success' } | { status: 'Failure'; message: string };
+  };
+}
+
+export interface ReviewOutcome {
+  /** 200 for any well-formed review (success or per-object failure), 400 for a malformed one. */
+  httpStatus: 200 | 400;
+  body: ReviewResponse;
+  /** Objects converted (0 on failure). */
+  objects: number;
+  /** Source → desired version, for metrics; `invalid` when unknown. */
+  desired: string;
+}
+
+function failure(
+  httpStatus: 200 | 400,
+  uid: string,
+  message: string,
+  apiVersion = REVIEW_API_VERSION,
+  desired = 'invalid',
+): ReviewOutcome {
+  return {
+    httpStatus,
+    objects: 0,
+    desired,
+    body: { apiVersion, kind: 'ConversionReview', response: { uid, result: { status: 'Failure', message } } },
+  };
+}
+
+/** Answers one ConversionReview given its raw body text. */
+export function handleReview(text: string): ReviewOutcome {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return failure(400, '', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return failure(400, '', 'request body must be a ConversionReview object');
+  }
+  const review = parsed as Record<string, unknown>;
+  if (review['kind'] !== 'ConversionReview')
+    return failure(400, '', `kind must be ConversionReview, got ${JSON.stringify(review['kind'] ?? null)}`);
+  if (review['apiVersion'] !== REVIEW_API_VERSION) {
+    return failure(
+      400,
+      '',
+      `apiVersion ${JSON.stringify(review['apiVersion'] ?? null)} is not supported; use ${REVIEW_API_VERSION}`,
+    );
+  }
+  const request = review['request'];
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    return failure(400, '', 'request is missing');
+  const req = request as Record<string, unknown>;
+  const uid = req['uid'];
+  if (typeof uid !== 'string' || uid === '') return failure(400, '', 'request.uid is missing');
+  const desired = req['desiredAPIVersion'];
+  if (typeof desired !== 'string' || desired === '')
+    return failure(200, uid, 'request.desiredAPIVersion is missing');
+  const objects = req['objects'];
+  if (!Array.isArray(objects))
+    return failure(200, uid, 'request.objects must be a list', REVIEW_API_VERSION, desired);
+  const converted: LooseAITask[] = [];
+  for (const [i, o] of objects.entries()) {
+    try {
+      converted.push(convert(o, desired));
+    } catch (err) {
+      const why = err instanceof ConversionError ? err.message : `internal error: ${String(err)}`;
+      return failure(
+        200,
+        uid,
+        `cannot convert object ${i} (${identify(o)}) to ${desired}: ${why}`,
+        REVIEW_API_VERSION,
+        desired,
+      );
+    }
+  }
+  return {
+    httpStatus: 200,
+    objects: converted.length,
+    desired,
+    body: {
+      apiVersion: REVIEW_API_VERSION,
+      kind: 'ConversionReview',
+      response: { uid, convertedObjects: converted, result: { status: 'Success' } },
+    },
+  };
+}
+
+function identify(o: unknown): string {
+  const meta =
+    typeof o === 'object' && o !== null
+      ? (o as { metadata?: { namespace?: unknown; name?: unknown } }).metadata
+      : undefined;
+  const ns = typeof meta?.namespace === 'string' ? meta.namespace : '';
+  const name = typeof meta?.name === 'string' ? meta.name : '<unnamed>';
+  return ns ? `${ns}/${name}` : name;
+}

@@ -1,0 +1,191 @@
+// The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
+// GET /healthz and /readyz, GET /metrics. Hardened for what the network can send: a
+// body size limit, per-request and header timeouts, keep-alive, and a graceful close
+// that lets in-flight reviews finish. Runs standalone (main.ts) or inside a host process.
+
+import * as https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLogger, type Logger } from '../api/log.ts';
+import { createMetrics, type WebhookMetrics } from './metrics.ts';
+import { handleReview } from './review.ts';
+import { certPathsIn, DEFAULT_CERT_DIR, readCertPair, watchCertPair, type CertPaths } from './tls.ts';
+
+export interface WebhookOptions {
+  /** TCP port (default 9443; 0 picks a free one). */
+  port?: number;
+  /** Bind address (default 0.0.0.0). */
+  host?: string;
+  /** Certificate and key files (default tls.crt/tls.key in /tmp/k8s-webhook-server/serving-certs). */
+  cert?: CertPaths;
+  /** Largest accepted request body in bytes (default 32 MiB); larger gets 413. */
+  maxBodyBytes?: number;
+  /** Whole-request deadline in milliseconds (default 10 000); a slower client gets 408. */
+  requestTimeoutMs?: number;
+  /** Idle keep-alive in milliseconds (default 30 000). */
+  keepAliveTimeoutMs?: number;
+  /** Cert reload poll interval in milliseconds (default 1000). */
+  certPollMs?: number;
+  logger?: Logger;
+  metrics?: WebhookMetrics;
+}
+
+export interface WebhookServer {
+  /** The port actually bound. */
+  readonly port: number;
+  readonly metrics: WebhookMetrics;
+  /** Stops accepting, waits for in-flight requests (at most `graceMs`, default 10 000), then closes. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the webhook; rejects if the certificate cannot be read or the port is taken. */
+export async function startWebhookServer(opts: WebhookOptions = {}): Promise<WebhookServer> {
+  const log = opts.logger ?? createLogger('conversion-webhook');
+  const metrics = opts.metrics ?? createMetrics();
+  const certPaths = opts.cert ?? certPathsIn(DEFAULT_CERT_DIR);
+  const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
+  const pair = readCertPair(certPaths);
+  const server = https.createServer({
+    ...pair,
+    requestTimeout: opts.requestTimeoutMs ?? 10_000,
+    headersTimeout: Math.min(opts.requestTimeoutMs ?? 10_000, 10_000),
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
+    connectionsCheckingInterval: Math.min(opts.requestTimeoutMs ?? 10_000, 1000),
+  });
+  server.on('request', (req, res) => route(req, res, { log, metrics, maxBody }));
+  server.on('tlsClientError', (err) => log.debug('TLS handshake failed', { err }));
+  const stopWatching = watchCertPair(
+    certPaths,
+    (next) => {
+      server.setSecureContext(next);
+      log.info('serving certificate reloaded', { certFile: certPaths.certFile });
+    },
+    (err) => log.warn('serving certificate changed but cannot be loaded; keeping the old one', { err }),
+    opts.certPollMs ?? 1000,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 9443, opts.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((err: unknown) => {
+    stopWatching();
+    throw err;
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info('conversion webhook listening', { port, certFile: certPaths.certFile });
+  return {
+    port,
+    metrics,
+    close: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        stopWatching();
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+interface Ctx {
+  log: Logger;
+  metrics: WebhookMetrics;
+  maxBody: number;
+}
+
+function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method === 'GET' && (path === '/healthz' || path === '/readyz' || path === '/livez')) {
+    send(res, 200, 'text/plain', 'ok');
+  } else if (req.method === 'GET' && path === '/metrics') {
+    ctx.metrics.registry.metrics().then(
+      (text) => send(res, 200, ctx.metrics.registry.contentType, text),
+      (err: unknown) => send(res, 500, 'text/plain', (err as Error).message),
+    );
+  } else if (path === '/convert') {
+    if (req.method !== 'POST') send(res, 405, 'text/plain', 'use POST for /convert', { Allow: 'POST' });
+    else convertRequest(req, res, ctx);
+  } else {
+    send(res, 404, 'text/plain', `no handler for ${req.method ?? ''} ${path ?? ''}`);
+  }
+}
+
+function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
+  const started = process.hrtime.bigint();
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > ctx.maxBody) {
+    reject(
+      req,
+      res,
+      ctx,
+      413,
+      `request body of ${declared} bytes exceeds the limit of ${ctx.maxBody}`,
+      'body_too_large',
+    );
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let aborted = false;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > ctx.maxBody && !aborted) {
+      aborted = true;
+      reject(req, res, ctx, 413, `request body exceeds the limit of ${ctx.maxBody} bytes`, 'body_too_large');
+      return;
+    }
+    if (!aborted) chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (aborted) return;
+    const outcome = handleReview(Buffer.concat(chunks).toString('utf8'));
+    const result = outcome.body.response.result.status;
+    send(res, outcome.httpStatus, 'application/json', JSON.stringify(outcome.body));
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    ctx.metrics.requests.inc({ code: String(outcome.httpStatus), result });
+    ctx.metrics.duration.observe({ result }, seconds);
+    if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
+    else {
+      ctx.metrics.failures.inc({ reason: outcome.httpStatus === 400 ? 'malformed' : 'conversion' });
+      const r = outcome.body.response.result;
+      ctx.log.warn('conversion refused', {
+        uid: outcome.body.response.uid,
+        message: 'message' in r ? r.message : '',
+      });
+    }
+  });
+  req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
+}
+
+function reject(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: Ctx,
+  code: number,
+  message: string,
+  reason: string,
+): void {
+  ctx.metrics.requests.inc({ code: String(code), result: 'Failure' });
+  ctx.metrics.failures.inc({ reason });
+  ctx.log.warn('request rejected', { code, message });
+  send(res, code, 'application/json', JSON.stringify({ kind: 'Status', status: 'Failure', code, message }), {
+    Connection: 'close',
+  });
+  req.resume();
+}
+
+function send(
+  res: ServerResponse,
+  code: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) return;
+  res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}

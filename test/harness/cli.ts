@@ -1,0 +1,150 @@
+// `npm run cluster -- up | down | env | status`: a persistent local control plane for
+// developers and for running the operator by hand. `up` starts the harness cluster detached
+// (it outlives this command) and records it in a state file; the other subcommands find it
+// there. Tests do not use this; they call startCluster() and own their cluster.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { attachCluster, MARKER_FILE, startCluster } from './cluster.ts';
+import { probe } from './kube-http.ts';
+import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
+import { componentLiveness, readState, writeState } from './state.ts';
+
+const USAGE = `usage: npm run cluster -- <up|down|env|status>
+  up      build the binaries if missing, start the control plane detached, print export KUBECONFIG=...
+  down    stop every process recorded in the state file and remove the cluster dir
+  env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)
+  status  say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
+env: AIOPS_CACHE (default ~/.cache/aiops), AIOPS_BIN_DIR (default $AIOPS_CACHE/bin),
+     AIOPS_CLUSTER_DIR (default $AIOPS_CACHE/cluster)`;
+
+const err = (line: string): void => void process.stderr.write(line + '\n');
+
+/** `export KUBECONFIG=<path>`, single-quoted when the path has shell-special characters. */
+function exportLine(path: string): string {
+  const quoted = /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
+  return `export KUBECONFIG=${quoted}`;
+}
+
+/** Runs build-control-plane.sh (its output goes to stderr); rejects on a non-zero exit. */
+function build(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [BUILD_SCRIPT, 'all'], { stdio: ['ignore', 2, 2] });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${BUILD_SCRIPT} failed (exit ${String(code)})`));
+    });
+  });
+}
+
+/** Running state of the persistent cluster, if every recorded process is alive. */
+async function running(dir: string): Promise<Awaited<ReturnType<typeof readState>>> {
+  const state = await readState(dir);
+  return state && componentLiveness(state).every((c) => c.running) ? state : undefined;
+}
+
+async function up(dir: string): Promise<number> {
+  const state = await readState(dir);
+  if (state) {
+    if (componentLiveness(state).every((c) => c.running)) {
+      err(`cluster already running (${state.server}, dir ${dir})`);
+      process.stdout.write(exportLine(state.kubeconfigPath) + '\n');
+      return 0;
+    }
+    err('found a partly stopped cluster; stopping what is left of it');
+    await attachCluster(state).stop();
+  }
+  const binDir = defaultBinDir();
+  if (missingBinaries(binDir).length > 0) {
+    err(
+      `building control-plane binaries (missing: ${missingBinaries(binDir).join(', ')}); this takes minutes`,
+    );
+    await build();
+    const still = missingBinaries(binDir);
+    if (still.length > 0) throw new Error(`still missing in ${binDir} after the build: ${still.join(', ')}`);
+  }
+  const cluster = await startCluster({ dir, binDir, detached: true, keep: true, log: err }).catch(
+    (e: unknown) => {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n(logs kept in ${join(dir, 'logs')})`);
+    },
+  );
+  await writeState(cluster);
+  err(
+    `cluster up in ${cluster.startupMs} ms: ${cluster.server}, dir ${dir}; stop it with: npm run cluster -- down`,
+  );
+  process.stdout.write(exportLine(cluster.kubeconfigPath) + '\n');
+  return 0;
+}
+
+async function down(dir: string): Promise<number> {
+  const state = await readState(dir);
+  if (state) {
+    await attachCluster(state).stop();
+    err(`cluster stopped, ${dir} removed`);
+  } else if (existsSync(join(dir, MARKER_FILE))) {
+    await rm(dir, { recursive: true, force: true });
+    err(`no cluster was running; removed leftover ${dir}`);
+  } else err('no cluster is running');
+  return 0;
+}
+
+async function status(dir: string): Promise<number> {
+  const state = await readState(dir);
+  if (!state) {
+    err(`not running (no state in ${dir})`);
+    return 3;
+  }
+  const live = componentLiveness(state);
+  for (const c of live)
+    err(`  ${c.name.padEnd(24)} pid ${String(c.pid).padEnd(8)} ${c.running ? 'running' : 'gone'}`);
+  const ready = (await probe(`${state.server}/readyz`)) === 200;
+  if (live.every((c) => c.running) && ready) {
+    err(`running: ${state.server} (since ${state.startedAt}), kubeconfig ${state.kubeconfigPath}`);
+    return 0;
+  }
+  if (live.some((c) => c.running)) {
+    err(
+      `degraded: some processes are gone or the apiserver is not ready; try: npm run cluster -- down && npm run cluster -- up`,
+    );
+    return 1;
+  }
+  err('not running (all recorded processes are gone); clean up with: npm run cluster -- down');
+  return 3;
+}
+
+/** Dispatches a subcommand and returns the exit code (2 = usage error). */
+export async function main(args: readonly string[]): Promise<number> {
+  const dir = persistentClusterDir();
+  switch (args.length === 1 ? args[0] : undefined) {
+    case 'up':
+      return up(dir);
+    case 'down':
+      return down(dir);
+    case 'status':
+      return status(dir);
+    case 'env': {
+      const state = await running(dir);
+      if (!state) {
+        err('no cluster is running; start one with: npm run cluster -- up');
+        return 1;
+      }
+      process.stdout.write(exportLine(state.kubeconfigPath) + '\n');
+      return 0;
+    }
+    default:
+      err(USAGE);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      err(`cluster: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(1);
+    },
+  );
+}

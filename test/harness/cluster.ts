@@ -1,0 +1,226 @@
+// The real control plane for tests: etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok on 127.0.0.1 with free ports, plus fake Nodes, started in seconds
+// from prebuilt binaries (build-control-plane.sh). Used owned by a test process, or detached
+// and re-attached by pid from a state file by the `npm run cluster` CLI.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as specs from './components.ts';
+import type { ClusterPorts, ComponentContext } from './components.ts';
+import { kubeHttp, probe, type KubeHttp } from './kube-http.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { createNode, nodeName, nodeReady } from './nodes.ts';
+import { defaultBinDir, missingBinaries } from './paths.ts';
+import { CLIENT_IDENTITIES, createPki, readPem, type Pki } from './pki.ts';
+import { freePorts } from './ports.ts';
+import { attachComponent, spawnComponent, type Component, type ComponentRecord } from './process.ts';
+import { waitFor } from './wait.ts';
+
+/** Options of `startCluster`. */
+export interface ClusterOptions {
+  /** Cluster dir; created (must be absent, empty or an old harness dir). Default: a new dir under the OS tmpdir. */
+  readonly dir?: string;
+  /** Where the binaries are. Default `$AIOPS_BIN_DIR` or `${AIOPS_CACHE:-~/.cache/aiops}/bin`. */
+  readonly binDir?: string;
+  /** Keep the dir (logs, certs, etcd data) after `stop()`. Default false. */
+  readonly keep?: boolean;
+  /** Start processes in their own session, unref'd, so they outlive this process. Default false. */
+  readonly detached?: boolean;
+  /** Number of fake nodes. Default 2. */
+  readonly nodes?: number;
+  /** Deadline for the whole startup in ms. Default 60000. */
+  readonly timeoutMs?: number;
+  /** Progress lines (default: none). */
+  readonly log?: (line: string) => void;
+}
+
+/** Everything needed to find and stop a cluster later (the CLI's state file). */
+export interface ClusterState {
+  readonly dir: string;
+  readonly binDir: string;
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly ports: ClusterPorts;
+  readonly components: readonly ComponentRecord[];
+  readonly startedAt: string;
+  readonly startupMs: number;
+}
+
+/** A running harness cluster. */
+export interface Cluster extends ClusterState {
+  readonly processes: readonly Component[];
+  /** Stops every process (clients first, then apiserver, then etcd), waits for exit, removes the dir unless kept. */
+  stop(): Promise<void>;
+}
+
+/** File in a cluster dir that marks it as the harness' own, so it may be deleted. */
+export const MARKER_FILE = '.aiops-harness';
+
+async function prepareDir(dir: string | undefined): Promise<string> {
+  if (dir === undefined) return mkdtemp(join(tmpdir(), 'aiops-cluster-'));
+  if (existsSync(dir) && (await readdir(dir)).length > 0) {
+    if (!existsSync(join(dir, MARKER_FILE)))
+      throw new Error(`${dir} is not empty and not a harness cluster dir`);
+    await rm(dir, { recursive: true, force: true });
+  }
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+async function stopAll(processes: readonly Component[]): Promise<void> {
+  const core = new Set(['kube-apiserver', 'etcd']);
+  await Promise.all(processes.filter((p) => !core.has(p.name)).map((p) => p.stop()));
+  for (const name of ['kube-apiserver', 'etcd'])
+    await Promise.all(processes.filter((p) => p.name === name).map((p) => p.stop()));
+}
+
+function makeCluster(state: ClusterState, processes: readonly Component[], keep: boolean): Cluster {
+  let stopped: Promise<void> | undefined;
+  return {
+    ...state,
+    processes,
+    stop() {
+      stopped ??= (async () => {
+        await stopAll(processes);
+        if (!keep) await rm(state.dir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Re-creates a `Cluster` handle from a state file's content; `stop()` then works by pid. */
+export function attachCluster(state: ClusterState, keep = false): Cluster {
+  return makeCluster(state, state.components.map(attachComponent), keep);
+}
+
+async function adminClient(pki: Pki, server: string): Promise<KubeHttp> {
+  const admin = pki.clientCert(CLIENT_IDENTITIES.admin);
+  const [ca, cert, key] = await Promise.all([readPem(pki.caCert), readPem(admin.cert), readPem(admin.key)]);
+  return kubeHttp(server, { ca, cert, key });
+}
+
+const ok = (status: number): true | undefined => (status === 200 ? true : undefined);
+
+/**
+ * Starts a cluster and resolves once the apiserver is ready, namespace `default` and its
+ * ServiceAccount exist, the controller-manager, scheduler and kwok report healthy, and every
+ * fake node is Ready. Throws at once if a binary is missing. Polls every 50 ms; no retries of a failed process. On any failure (a
+ * process exits early: message with its log tail; or the deadline passes) everything started
+ * is stopped and the dir removed (unless `keep`) before the promise rejects.
+ */
+export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const t0 = Date.now();
+  const deadline = t0 + (opts.timeoutMs ?? 60_000);
+  const log = opts.log ?? ((): void => undefined);
+  const binDir = opts.binDir ?? defaultBinDir();
+  const missing = missingBinaries(binDir);
+  if (missing.length > 0) {
+    throw new Error(
+      `missing control-plane binaries in ${binDir}: ${missing.join(', ')}; build them with ` +
+        `test/harness/build-control-plane.sh (or: npm run cluster -- up)`,
+    );
+  }
+  const detached = opts.detached ?? false;
+  const dir = await prepareDir(opts.dir);
+  await writeFile(join(dir, MARKER_FILE), 'created by test/harness/cluster.ts\n');
+  const logDir = join(dir, 'logs');
+  await mkdir(logDir);
+  const processes: Component[] = [];
+  const start = (spec: { name: string; binary: string; args: readonly string[] }): Component => {
+    const c = spawnComponent(spec, logDir, detached);
+    processes.push(c);
+    log(`started ${c.name} (pid ${c.pid})`);
+    return c;
+  };
+  const wait = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>
+    waitFor(what, check, { deadline, watch: processes });
+  let http: KubeHttp | undefined;
+  try {
+    const [etcd = 0, etcdPeer = 0, apiserver = 0, controllerManager = 0, scheduler = 0, kwok = 0] =
+      await freePorts(6);
+    const ports: ClusterPorts = { etcd, etcdPeer, apiserver, controllerManager, scheduler, kwok };
+    const server = `https://127.0.0.1:${apiserver}`;
+    const kubeconfigDir = join(dir, 'kubeconfigs');
+    start(specs.etcdSpec({ dir, binDir, ports })); // needs no certs: let it boot while openssl runs
+    const ctx: ComponentContext = {
+      dir,
+      binDir,
+      ports,
+      pki: await createPkiAndDirs(dir, kubeconfigDir),
+      kubeconfigs: {
+        controllerManager: join(kubeconfigDir, 'kube-controller-manager.kubeconfig'),
+        scheduler: join(kubeconfigDir, 'kube-scheduler.kubeconfig'),
+        kwok: join(kubeconfigDir, 'kwok.kubeconfig'),
+      },
+    };
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeKubeconfigs(ctx, server, kubeconfigPath);
+    await wait('etcd /health', async () => ok(await probe(`http://127.0.0.1:${etcd}/health`)));
+    log(`etcd ready after ${Date.now() - t0} ms`);
+    start(specs.apiserverSpec(ctx));
+    http = await adminClient(ctx.pki, server);
+    const api = http;
+    const get = async (path: string): Promise<true | undefined> =>
+      ok((await api.request('GET', path)).status);
+    await wait('kube-apiserver /readyz', () => get('/readyz'));
+    await wait('namespace default', () => get('/api/v1/namespaces/default'));
+    log(`kube-apiserver ready at ${server} after ${Date.now() - t0} ms`);
+    start(specs.controllerManagerSpec(ctx));
+    start(specs.schedulerSpec(ctx));
+    start(specs.kwokSpec(ctx));
+    const names = Array.from({ length: opts.nodes ?? 2 }, (_, i) => nodeName(i));
+    await Promise.all(names.map((n) => createNode(api, n)));
+    const health = (port: number, scheme = 'https'): Promise<true | undefined> =>
+      probe(`${scheme}://127.0.0.1:${port}/healthz`).then(ok);
+    await Promise.all([
+      wait('kube-controller-manager /healthz', () => health(controllerManager)),
+      wait('kube-scheduler /healthz', () => health(scheduler)),
+      wait('kwok /healthz', () => health(kwok, 'http')),
+      wait('ServiceAccount default/default', () => get('/api/v1/namespaces/default/serviceaccounts/default')),
+      ...names.map((n) =>
+        wait(`node ${n} Ready`, async () => ((await nodeReady(api, n)) ? true : undefined)),
+      ),
+    ]);
+    const startupMs = Date.now() - t0;
+    log(`cluster ready after ${startupMs} ms`);
+    const state: ClusterState = {
+      dir,
+      binDir,
+      server,
+      kubeconfigPath,
+      ports,
+      components: processes.map(({ name, pid, binary, logPath }) => ({ name, pid, binary, logPath })),
+      startedAt: new Date(t0).toISOString(),
+      startupMs,
+    };
+    return makeCluster(state, processes, opts.keep ?? false);
+  } catch (err) {
+    await stopAll(processes);
+    if (!(opts.keep ?? false)) await rm(dir, { recursive: true, force: true });
+    throw err;
+  } finally {
+    http?.close();
+  }
+}
+
+async function createPkiAndDirs(dir: string, kubeconfigDir: string): Promise<Pki> {
+  await Promise.all(['kcm', 'scheduler', 'apiserver'].map((d) => mkdir(join(dir, d))));
+  await mkdir(kubeconfigDir);
+  await writeFile(join(dir, 'kwok.yaml'), specs.KWOK_CONFIG);
+  return createPki(join(dir, 'pki'));
+}
+
+async function writeKubeconfigs(ctx: ComponentContext, server: string, adminPath: string): Promise<void> {
+  const forId = (id: (typeof CLIENT_IDENTITIES)[keyof typeof CLIENT_IDENTITIES]) => {
+    const { cert, key } = ctx.pki.clientCert(id);
+    return { server, caFile: ctx.pki.caCert, certFile: cert, keyFile: key };
+  };
+  await Promise.all([
+    writeKubeconfig(adminPath, forId(CLIENT_IDENTITIES.admin)),
+    writeKubeconfig(ctx.kubeconfigs.controllerManager, forId(CLIENT_IDENTITIES.controllerManager)),
+    writeKubeconfig(ctx.kubeconfigs.scheduler, forId(CLIENT_IDENTITIES.scheduler)),
+    writeKubeconfig(ctx.kubeconfigs.kwok, forId(CLIENT_IDENTITIES.kwok)),
+  ]);
+}
