@@ -24,9 +24,8 @@ export function readCertPair(paths: CertPaths): { cert: Buffer; key: Buffer } {
     try {
       return readFileSync(file);
     } catch (err) {
-      throw new Error(
-        `cannot read the serving ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new Error(`cannot read the serving ${what} ${file}: ${why}`, { cause: err });
     }
   };
   return { cert: read(paths.certFile, 'certificate'), key: read(paths.keyFile, 'key') };
