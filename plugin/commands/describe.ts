@@ -1,0 +1,85 @@
+// `kubectl aiops describe [NAME]`: reads the AITask, its target Deployment and its Events
+// (by involvedObject uid) and prints the describe view; without NAME, every AITask in the
+// namespace (or, with -A, the cluster).
+
+import { ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import {
+  describeView,
+  eventRows,
+  targetHealth,
+  type DescribeView,
+  type TargetHealth,
+} from '../describe-view.ts';
+import { renderDescribe } from '../describe-text.ts';
+import { ExitCode, UsageError } from '../errors.ts';
+import { jsonDoc, yamlDoc } from '../format.ts';
+import { Resources, type DeploymentLike, type KubeEventLike } from '../kinds.ts';
+import type { CommandContext } from '../program.ts';
+import { getTask, listTasks, type Session } from '../session.ts';
+
+async function health(s: Session, task: v2.AITask): Promise<TargetHealth> {
+  const ns = task.spec.target.namespace ?? task.metadata.namespace ?? s.namespace;
+  try {
+    const d = await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(
+      ns,
+      task.spec.target.name,
+    );
+    return targetHealth(d);
+  } catch (err) {
+    if (err instanceof NotFoundError) return { found: false };
+    if (err instanceof ForbiddenError) return { found: false, error: `cannot be read: ${err.message}` };
+    throw err;
+  }
+}
+
+async function events(s: Session, task: v2.AITask): Promise<KubeEventLike[]> {
+  const uid = task.metadata.uid;
+  if (uid === undefined) return [];
+  try {
+    const list = await new ResourceClient<KubeEventLike>(s.transport, Resources.events).listAll(
+      task.metadata.namespace,
+      {
+        fieldSelector: `involvedObject.uid=${uid}`,
+      },
+    );
+    return list.items;
+  } catch (err) {
+    if (err instanceof ForbiddenError) return [];
+    throw err;
+  }
+}
+
+/** Builds the view of one AITask with its Deployment and Events read in parallel. */
+export async function viewOf(s: Session, task: v2.AITask): Promise<DescribeView> {
+  const [h, ev] = await Promise.all([health(s, task), events(s, task)]);
+  return describeView(task, h, eventRows(ev));
+}
+
+/** Runs `describe`. */
+export async function describe(
+  ctx: CommandContext,
+  args: string[],
+  opts: Record<string, unknown>,
+): Promise<number> {
+  const [name] = args;
+  const all = opts['allNamespaces'] === true;
+  if (name !== undefined && all) throw new UsageError('a NAME cannot be combined with -A/--all-namespaces');
+  const s = await ctx.session();
+  const tasks =
+    name !== undefined ? [await getTask(s, s.namespace, name)] : await listTasks(s, s.namespace, all);
+  const views = await Promise.all(tasks.map((t) => viewOf(s, t)));
+  if (ctx.format === 'json' || ctx.format === 'yaml') {
+    const doc = name !== undefined ? views[0] : { items: views };
+    ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+    return ExitCode.Ok;
+  }
+  if (views.length === 0) {
+    ctx.io.err(all ? 'No AITasks found.\n' : `No AITasks found in ${s.namespace} namespace.\n`);
+    return ExitCode.Ok;
+  }
+  const now = ctx.io.now();
+  ctx.io.out(views.map((v) => renderDescribe(v, now, ctx.pal, ctx.format === 'wide')).join('\n\n'));
+  return ExitCode.Ok;
+}

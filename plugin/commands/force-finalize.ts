@@ -1,0 +1,167 @@
+// `kubectl aiops force-finalize NAME`: reads the stuck AITask, the operator's leader Lease
+// and the nodes its finalizer still owes, prints the plan (dry run by default) and, with
+// --yes, uncordons those nodes and removes the finalizer with a resourceVersion-bound patch.
+
+import { AITaskClient } from '../../api/aitask-client.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { leaseLiveness, type Lease } from '../../api/leader.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
+import { planFinalize, planHasWork, type FinalizePlan, type OperatorEvidence } from '../finalize-plan.ts';
+import { age, jsonDoc, table, yamlDoc, type Palette } from '../format.ts';
+import { Resources, type NodeLike } from '../kinds.ts';
+import type { CommandContext } from '../program.ts';
+import { getTask, type Session } from '../session.ts';
+
+/** What --yes did. */
+interface Outcome {
+  uncordoned: string[];
+  removedFinalizers: string[];
+  deleted: boolean;
+}
+
+async function evidence(s: Session, ns: string, name: string, now: Date): Promise<OperatorEvidence> {
+  const lease = `${ns}/${name}`;
+  try {
+    const l = await new ResourceClient<Lease>(s.transport, Resources.leases).get(ns, name);
+    return { ...leaseLiveness(l, now), lease };
+  } catch (err) {
+    if (err instanceof NotFoundError) return { ...leaseLiveness(undefined, now), lease };
+    if (err instanceof ForbiddenError)
+      return { verdict: 'unknown', message: `cannot read the leader Lease: ${err.message}`, lease };
+    throw err;
+  }
+}
+
+async function readNodes(s: Session, names: readonly string[]): Promise<Map<string, NodeLike | undefined>> {
+  const nodes = new ResourceClient<NodeLike>(s.transport, Resources.nodes);
+  const entries = await Promise.all(
+    names.map(async (n) => [n, await ifFound(nodes.get(undefined, n))] as const),
+  );
+  return new Map(entries);
+}
+
+async function claims(s: Session, task: v2.AITask): Promise<Map<string, string[]>> {
+  const mine = new Set(task.status?.cordonedNodes ?? []);
+  const out = new Map<string, string[]>();
+  if (mine.size === 0) return out;
+  const all = await new AITaskClient(s.transport, 'v2').listAll(undefined);
+  for (const other of all.items) {
+    if (other.metadata.uid === task.metadata.uid || other.metadata.deletionTimestamp !== undefined) continue;
+    for (const node of other.status?.cordonedNodes ?? [])
+      if (mine.has(node))
+        out.set(node, [
+          ...(out.get(node) ?? []),
+          `${other.metadata.namespace ?? ''}/${other.metadata.name ?? ''}`,
+        ]);
+  }
+  return out;
+}
+
+async function apply(s: Session, plan: FinalizePlan): Promise<Outcome> {
+  const nodes = new ResourceClient<NodeLike>(s.transport, Resources.nodes);
+  const uncordoned: string[] = [];
+  for (const step of plan.cleanup.filter((c) => c.action === 'uncordon')) {
+    await nodes.patch(undefined, step.node, { spec: { unschedulable: null } });
+    uncordoned.push(step.node);
+  }
+  const removed = plan.finalizers.filter((f) => f.action === 'remove').map((f) => f.name);
+  if (removed.length === 0) return { uncordoned, removedFinalizers: [], deleted: false };
+  const keep = plan.finalizers.filter((f) => f.action === 'keep').map((f) => f.name);
+  try {
+    await s.tasks.patch(plan.namespace, plan.name, {
+      metadata: { finalizers: keep, resourceVersion: plan.resourceVersion },
+    });
+  } catch (err) {
+    if (err instanceof ConflictError)
+      throw new CliError(
+        `aitask "${plan.name}" in namespace "${plan.namespace}" changed since it was read (resourceVersion ${plan.resourceVersion}); nothing was removed: run force-finalize again to see its current state`,
+      );
+    if (err instanceof NotFoundError) return { uncordoned, removedFinalizers: [], deleted: true };
+    throw err;
+  }
+  const deleted = (await ifFound(s.tasks.get(plan.namespace, plan.name))) === undefined;
+  return { uncordoned, removedFinalizers: removed, deleted };
+}
+
+function renderPlan(plan: FinalizePlan, now: Date, pal: Palette, dryRun: boolean): string {
+  const del = plan.deletionTimestamp;
+  const head = `aitask "${plan.name}" in namespace "${plan.namespace}": ${del ? pal.red(`Terminating for ${age(del, now)}`) : 'not being deleted'} (resourceVersion ${plan.resourceVersion})\n`;
+  const fin = plan.finalizers.length
+    ? table(
+        ['Finalizer', 'Action'],
+        plan.finalizers.map((f) => [
+          f.name,
+          f.action === 'remove' ? pal.yellow('remove') : 'keep (pass --all to remove)',
+        ]),
+        '  ',
+      )
+    : '  <none>\n';
+  const op = plan.operator;
+  const verdict = op.verdict === 'alive' ? pal.green(op.verdict) : pal.red(op.verdict);
+  const cleanup = plan.cleanup.length
+    ? table(
+        ['Node', 'Action', 'Why'],
+        plan.cleanup.map((c) => [c.node, c.action === 'uncordon' ? pal.yellow('uncordon') : 'skip', c.why]),
+        '  ',
+      )
+    : '  <none>\n';
+  const tail =
+    dryRun && !plan.refusal
+      ? `\nDry run: nothing changed. Re-run with --yes to ${planHasWork(plan) ? 'apply this plan' : 'confirm'}.\n`
+      : '';
+  return `${head}Finalizers:\n${fin}Operator: ${verdict}: ${op.message} (Lease ${op.lease})\nCleanup owed:\n${cleanup}${tail}`;
+}
+
+/** Runs `force-finalize`. */
+export async function forceFinalize(
+  ctx: CommandContext,
+  args: string[],
+  opts: Record<string, unknown>,
+): Promise<number> {
+  const [name] = args;
+  if (name === undefined) throw new UsageError('force-finalize needs the AITask NAME');
+  const flags = {
+    force: opts['force'] === true,
+    all: opts['all'] === true,
+    skipCleanup: opts['skipCleanup'] === true,
+  };
+  const yes = opts['yes'] === true;
+  const s = await ctx.session();
+  const now = ctx.io.now();
+  const task = await getTask(s, s.namespace, name);
+  const nodeNames = task.status?.cordonedNodes ?? [];
+  const [operator, nodes, claimedByOthers] = await Promise.all([
+    evidence(s, String(opts['leaseNamespace']), String(opts['leaseName']), now),
+    readNodes(s, nodeNames),
+    claims(s, task),
+  ]);
+  const plan = planFinalize({ task, operator, nodes, claimedByOthers }, flags);
+  const machine = ctx.format === 'json' || ctx.format === 'yaml';
+  const print = (doc: unknown): void => ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+  if (plan.refusal !== undefined || !yes) {
+    if (machine) print({ dryRun: true, plan });
+    else ctx.io.out(renderPlan(plan, now, ctx.pal, true));
+    if (plan.refusal !== undefined) throw new RefusedError(plan.refusal);
+    return ExitCode.Ok;
+  }
+  const outcome = await apply(s, plan);
+  if (machine) print({ dryRun: false, plan, outcome });
+  else {
+    ctx.io.out(renderPlan(plan, now, ctx.pal, false));
+    for (const n of outcome.uncordoned) ctx.io.out(`node/${n} uncordoned\n`);
+    for (const f of outcome.removedFinalizers) ctx.io.out(`finalizer ${f} removed\n`);
+    ctx.io.out(
+      outcome.deleted
+        ? `aitask "${plan.name}" deleted\n`
+        : `aitask "${plan.name}" still exists (finalizers left: ${
+            plan.finalizers
+              .filter((f) => f.action === 'keep')
+              .map((f) => f.name)
+              .join(', ') || 'none'
+          })\n`,
+    );
+  }
+  return ExitCode.Ok;
+}

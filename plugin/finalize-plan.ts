@@ -1,0 +1,97 @@
+// The decision behind `kubectl aiops force-finalize`, as a pure plan: which finalizers go,
+// what cleanup the operator's finalizer still owes (nodes to uncordon), the evidence
+// about the operator, and whether to refuse. The command only reads inputs and applies it.
+
+import { FINALIZER } from '../api/install.ts';
+import type { Liveness } from '../api/leader.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import type { NodeLike } from './kinds.ts';
+
+/** Lease evidence, or why there is none. */
+export type OperatorEvidence = (Liveness | { verdict: 'unknown'; message: string }) & { lease: string };
+
+/** One node the finalizer would uncordon, and whether this run will. */
+export interface CleanupStep {
+  node: string;
+  action: 'uncordon' | 'skip';
+  why: string;
+}
+
+/** Everything force-finalize will do, or why it refuses. */
+export interface FinalizePlan {
+  name: string;
+  namespace: string;
+  resourceVersion: string;
+  deletionTimestamp?: string;
+  finalizers: { name: string; action: 'remove' | 'keep' }[];
+  operator: OperatorEvidence;
+  cleanup: CleanupStep[];
+  /** Set when the command must not act (exit 3). */
+  refusal?: string;
+}
+
+/** The flags that shape a plan. */
+export interface FinalizeFlags {
+  force: boolean;
+  all: boolean;
+  skipCleanup: boolean;
+}
+
+/** Inputs read from the cluster. */
+export interface FinalizeInputs {
+  task: v2.AITask;
+  operator: OperatorEvidence;
+  /** Each node in status.cordonedNodes, undefined when it no longer exists. */
+  nodes: ReadonlyMap<string, NodeLike | undefined>;
+  /** Node name → other live AITasks (`ns/name`) that also record it as cordoned. */
+  claimedByOthers: ReadonlyMap<string, readonly string[]>;
+}
+
+function cleanupSteps(inputs: FinalizeInputs, flags: FinalizeFlags): CleanupStep[] {
+  return (inputs.task.status?.cordonedNodes ?? []).map((node): CleanupStep => {
+    const n = inputs.nodes.get(node);
+    const others = inputs.claimedByOthers.get(node) ?? [];
+    if (flags.skipCleanup) return { node, action: 'skip', why: 'skipped by --skip-cleanup: stays cordoned' };
+    if (n === undefined) return { node, action: 'skip', why: 'the node no longer exists' };
+    if (n.spec?.unschedulable !== true) return { node, action: 'skip', why: 'already schedulable' };
+    if (others.length) return { node, action: 'skip', why: `also cordoned for aitask ${others.join(', ')}` };
+    return { node, action: 'uncordon', why: 'cordoned by this AITask' };
+  });
+}
+
+/** Computes the plan; refuses when the object is not being deleted or the operator is alive (unless `force`). */
+export function planFinalize(inputs: FinalizeInputs, flags: FinalizeFlags): FinalizePlan {
+  const { metadata } = inputs.task;
+  const name = metadata.name ?? '';
+  const namespace = metadata.namespace ?? 'default';
+  const plan: FinalizePlan = {
+    name,
+    namespace,
+    resourceVersion: metadata.resourceVersion ?? '',
+    ...(metadata.deletionTimestamp !== undefined ? { deletionTimestamp: metadata.deletionTimestamp } : {}),
+    finalizers: (metadata.finalizers ?? []).map((f) => ({
+      name: f,
+      action: f === FINALIZER || flags.all ? 'remove' : 'keep',
+    })),
+    operator: inputs.operator,
+    cleanup: (metadata.finalizers ?? []).includes(FINALIZER) ? cleanupSteps(inputs, flags) : [],
+  };
+  if (metadata.deletionTimestamp === undefined)
+    return {
+      ...plan,
+      refusal: `aitask "${name}" in namespace "${namespace}" is not being deleted: force-finalize only unsticks objects in Terminating (delete it first: kubectl delete aitask ${name} -n ${namespace})`,
+    };
+  if (inputs.operator.verdict === 'alive' && !flags.force)
+    return {
+      ...plan,
+      refusal: `the operator is alive (${inputs.operator.message}; Lease ${inputs.operator.lease}), so it will finalize aitask "${name}" itself: read its logs, or pass --force to act anyway`,
+    };
+  return plan;
+}
+
+/** True when applying the plan would change anything. */
+export function planHasWork(plan: FinalizePlan): boolean {
+  return (
+    plan.finalizers.some((f) => f.action === 'remove') || plan.cleanup.some((c) => c.action === 'uncordon')
+  );
+}

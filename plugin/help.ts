@@ -1,0 +1,56 @@
+// Help texts with examples for every command and the exit-code table, kept apart from the
+// command definitions so the program file stays readable. Plain strings, no imports.
+
+const block = (lines: readonly string[]): string => `\nExamples:\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
+
+/** The "Examples:" section of each command's --help. */
+export const EXAMPLES = {
+  describe: block([
+    '# Everything about one AITask in the current namespace',
+    'kubectl aiops describe web-cpu',
+    '# Every AITask in every namespace, as YAML for a bug report',
+    'kubectl aiops describe -A -o yaml',
+    '# Another cluster, with the namespace spelled out',
+    'kubectl aiops describe web-cpu -n prod --context staging',
+  ]),
+  'explain-phase': block([
+    '# Why is web-cpu Failed, what happens next, and what can I do?',
+    'kubectl aiops explain-phase web-cpu -n prod',
+    '# One line per AITask in the cluster, with wide columns',
+    'kubectl aiops explain-phase -A -o wide',
+    '# The same facts for a script',
+    'kubectl aiops explain-phase web-cpu -o json',
+  ]),
+  'force-finalize': block([
+    '# Dry run: finalizers, operator liveness evidence and the cleanup still owed',
+    'kubectl aiops force-finalize web-cpu -n prod',
+    '# Uncordon the nodes it owes, then remove aiops.example.com/finalizer',
+    'kubectl aiops force-finalize web-cpu -n prod --yes',
+    '# Operator in a custom namespace',
+    'kubectl aiops force-finalize web-cpu --lease-namespace ops --yes',
+  ]),
+  'generation-diff': block([
+    '# What changed since the operator last observed the spec (exit 1 if anything)',
+    'kubectl aiops generation-diff web-cpu -n prod',
+    '# Between two kept generations, for a script',
+    'kubectl aiops generation-diff web-cpu 3 5 -o json',
+  ]),
+  version: block(['kubectl aiops version', 'kubectl aiops version --client -o json']),
+  completion: block([
+    '# Install the completion helper next to kubectl-aiops (kubectl >= 1.26 picks it up)',
+    'kubectl aiops completion > ~/.local/bin/kubectl_complete-aiops',
+    'chmod +x ~/.local/bin/kubectl_complete-aiops',
+  ]),
+} as const;
+
+/** The exit-code table printed under the top-level --help. */
+export const EXIT_CODES_HELP = `Exit codes:
+  0  success (generation-diff: generation and observedGeneration agree)
+  1  error, with a one-line message naming the object and the fix (generation-diff: the specs differ)
+  2  usage error: unknown flag, missing argument, invalid value
+  3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force)
+
+Environment:
+  KUBECONFIG   kubeconfig file(s) when --kubeconfig is not given
+  NO_COLOR     disable colour even with --color always
+`;

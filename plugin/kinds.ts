@@ -1,0 +1,53 @@
+// The few built-in Kubernetes kinds the plugin reads or patches (Deployment, core Event,
+// Node, Lease, ControllerRevision), typed to the fields it uses, with their API coordinates.
+
+import type { ResourceType } from '../api/kube/resources.ts';
+
+/** apps/v1 Deployment: replica counts and conditions. */
+export interface DeploymentLike {
+  metadata?: { name?: string; namespace?: string };
+  spec?: { replicas?: number };
+  status?: {
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
+}
+
+/** core/v1 Event, including the fields events.k8s.io/v1 writers fill. */
+export interface KubeEventLike {
+  metadata?: { name?: string; creationTimestamp?: string };
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+  series?: { count?: number; lastObservedTime?: string };
+  source?: { component?: string };
+  reportingComponent?: string;
+}
+
+/** core/v1 Node: only whether it is cordoned. */
+export interface NodeLike {
+  metadata?: { name?: string };
+  spec?: { unschedulable?: boolean };
+}
+
+const t = (group: string, version: string, plural: string, namespaced: boolean): ResourceType => ({
+  group,
+  version,
+  plural,
+  namespaced,
+});
+
+/** API coordinates of the kinds above. */
+export const Resources = {
+  deployments: t('apps', 'v1', 'deployments', true),
+  events: t('', 'v1', 'events', true),
+  nodes: t('', 'v1', 'nodes', false),
+  leases: t('coordination.k8s.io', 'v1', 'leases', true),
+  controllerRevisions: t('apps', 'v1', 'controllerrevisions', true),
+} as const;

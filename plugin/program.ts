@@ -1,0 +1,200 @@
+// The `kubectl aiops` command line: commander definitions (flags, help, examples) and the
+// one error boundary. Command bodies are imported only when a command runs, so `--help`,
+// usage errors and completion of command names never load the Kubernetes client.
+
+import { Command, CommanderError, Option } from 'commander';
+import { describeError, ExitCode, type ErrorContext } from './errors.ts';
+import {
+  COLOR_MODES,
+  OUTPUT_FORMATS,
+  parseOutput,
+  parseRequestTimeout,
+  useColor,
+  type GlobalOptions,
+  type OutputFormat,
+} from './flags.ts';
+import { palette, type Palette } from './format.ts';
+import { EXAMPLES, EXIT_CODES_HELP } from './help.ts';
+import type { Session } from './session.ts';
+
+/** Where a command writes and what it knows about its terminal. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  /** Whether stdout is a terminal (colour in `--color auto`). */
+  readonly isTTY: boolean;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  now(): Date;
+}
+
+/** Everything a command body gets: validated globals, styling, and a lazily opened session. */
+export interface CommandContext {
+  readonly io: Io;
+  readonly format: OutputFormat;
+  readonly namespace: string | undefined;
+  readonly pal: Palette;
+  readonly globals: GlobalOptions;
+  /** Connects on first use (loads the kubeconfig); the same session afterwards. */
+  session(): Promise<Session>;
+}
+
+const COMMAND_NAMES = [
+  'describe',
+  'explain-phase',
+  'force-finalize',
+  'generation-diff',
+  'version',
+  'completion',
+] as const;
+/** The user-visible commands, for completion. */
+export const COMMANDS: readonly string[] = COMMAND_NAMES;
+
+type Body = (ctx: CommandContext, args: string[], opts: Record<string, unknown>) => Promise<number>;
+
+/** Builds the program; `state.exitCode` receives the exit code of the command that ran. */
+export function buildProgram(io: Io, state: { exitCode: number; errorContext: ErrorContext }): Command {
+  const program = new Command('kubectl aiops');
+  program
+    .description(
+      'Debug AITasks of the aiops operator: why a task is in its phase, what changed, and how to unstick it.',
+    )
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showHelpAfterError('(run with --help for usage)')
+    .helpCommand(false)
+    .option('-n, --namespace <namespace>', "namespace of the AITask (default: the context's namespace)")
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context to use (default: current-context)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
+    .option('--request-timeout <duration>', 'timeout of each API request, e.g. 10s, 1m; 0 means none', '30s')
+    .addOption(
+      new Option('--color <when>', 'colour output: auto (on a terminal), always, never; NO_COLOR wins')
+        .choices(COLOR_MODES)
+        .default('auto'),
+    )
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
+
+  const runner = (load: () => Promise<Body>) =>
+    async function (this: Command, ...raw: unknown[]): Promise<void> {
+      const globals = this.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
+      const args = raw
+        .slice(0, -2)
+        .flatMap((a) =>
+          typeof a === 'string' ? [a] : Array.isArray(a) ? a.filter((x) => typeof x === 'string') : [],
+        );
+      const ctx = makeContext(io, globals, state.errorContext);
+      const body = await load();
+      state.exitCode = await body(ctx, args, this.opts());
+    };
+
+  program
+    .command('describe')
+    .description(
+      'Show an AITask the way kubectl describe would, with its decisions, target health and Events',
+    )
+    .argument('[name]', 'AITask name; omit to describe every AITask in the namespace')
+    .option('-A, --all-namespaces', 'describe AITasks in every namespace')
+    .addHelpText('after', EXAMPLES.describe)
+    .action(runner(async () => (await import('./commands/describe.ts')).describe));
+
+  program
+    .command('explain-phase')
+    .description(
+      'Explain in plain language why an AITask is in its phase, what happens next, and what you can do',
+    )
+    .argument('[name]', 'AITask name; omit for a one-line account of every AITask in the namespace')
+    .option('-A, --all-namespaces', 'explain AITasks in every namespace')
+    .addHelpText('after', EXAMPLES['explain-phase'])
+    .action(runner(async () => (await import('./commands/explain-phase.ts')).explainPhaseCommand));
+
+  program
+    .command('force-finalize')
+    .description(
+      'Unstick an AITask stuck in Terminating: dry run by default, --yes to clean up and remove our finalizer',
+    )
+    .argument('<name>', 'AITask name')
+    .option('--yes', 'perform the cleanup and remove the finalizer (default: dry run)')
+    .option('--skip-cleanup', 'remove the finalizer without uncordoning the nodes it still owes')
+    .option('--force', 'act even when the operator is evidently alive')
+    .option('--all', 'remove every finalizer, not only aiops.example.com/finalizer (needs --yes)')
+    .option('--lease-name <name>', "name of the operator's leader Lease", 'aiops-operator-leader')
+    .option('--lease-namespace <namespace>', "namespace of the operator's leader Lease", 'aiops-system')
+    .addHelpText('after', EXAMPLES['force-finalize'])
+    .action(runner(async () => (await import('./commands/force-finalize.ts')).forceFinalize));
+
+  program
+    .command('generation-diff')
+    .description(
+      'Compare metadata.generation with status.observedGeneration and diff the spec between kept generations',
+    )
+    .argument('<name>', 'AITask name')
+    .argument('[from]', 'older generation (default: status.observedGeneration)')
+    .argument('[to]', 'newer generation (default: metadata.generation, the live spec)')
+    .addHelpText('after', EXAMPLES['generation-diff'])
+    .action(runner(async () => (await import('./commands/generation-diff.ts')).generationDiff));
+
+  program
+    .command('version')
+    .description('Print the plugin, Node.js and server versions and the AITask API versions served')
+    .option('--client', 'print the plugin version only; do not contact the server')
+    .addHelpText('after', EXAMPLES.version)
+    .action(runner(async () => (await import('./commands/version.ts')).version));
+
+  program
+    .command('completion')
+    .description('Print the kubectl_complete-aiops script that gives `kubectl aiops` shell completion')
+    .addHelpText('after', EXAMPLES.completion)
+    .action(runner(async () => (await import('./commands/completion.ts')).completion));
+
+  program
+    .command('__complete', { hidden: true })
+    .argument('[words...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (words: string[]) => {
+      const { complete } = await import('./commands/completion.ts');
+      io.out(await complete(program, words));
+    });
+  return program;
+}
+
+function makeContext(io: Io, globals: GlobalOptions, errorContext: ErrorContext): CommandContext {
+  const timeoutMs = parseRequestTimeout(globals.requestTimeout);
+  const color = useColor(globals.color, io.isTTY, io.env);
+  let session: Promise<Session> | undefined;
+  return {
+    io,
+    format: parseOutput(globals.output),
+    namespace: globals.namespace,
+    pal: palette(color),
+    globals,
+    session() {
+      session ??= import('./session.ts').then(async (m) => {
+        const s = await m.openSession(globals, timeoutMs);
+        errorContext.server = s.transport.server;
+        return s;
+      });
+      return session;
+    },
+  };
+}
+
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+/** Runs `kubectl aiops` with `argv` (the words after `kubectl aiops`); resolves to the exit code. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const state = { exitCode: ExitCode.Ok as number, errorContext: {} as ErrorContext };
+  const program = buildProgram(io, state);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return state.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return HELP_CODES.has(err.code) ? ExitCode.Ok : ExitCode.Usage;
+    const d = describeError(err, state.errorContext);
+    io.err(`error: ${d.message}\n`);
+    if (d.internal && (io.env['AIOPS_DEBUG'] ?? '') !== '' && err instanceof Error)
+      io.err(`${err.stack ?? ''}\n`);
+    return d.exitCode;
+  }
+}

@@ -1,0 +1,40 @@
+// Field-level differences between two AITask specs, as `generation-diff` reports them:
+// one entry per changed leaf (arrays compare whole), with dotted paths like
+// `spec.trigger.threshold`. Built on the project's one JSON diff (api/conversion/json-diff.ts).
+
+import { diff } from '../api/conversion/json-diff.ts';
+import type { Palette } from './format.ts';
+
+/** One changed field. `from` is absent for added fields, `to` for removed ones. */
+export interface FieldChange {
+  path: string;
+  op: 'added' | 'removed' | 'changed';
+  from?: unknown;
+  to?: unknown;
+}
+
+/** The changes that turn spec `from` into spec `to`, sorted by path. */
+export function specChanges(from: unknown, to: unknown): FieldChange[] {
+  return diff(from, to, ['spec'])
+    .map((e): FieldChange => {
+      const path = e.p.map((k) => (/^[A-Za-z_][\w-]*$/.test(k) ? k : JSON.stringify(k))).join('.');
+      if (e.b === undefined) return { path, op: 'added', to: e.v };
+      if (e.v === undefined) return { path, op: 'removed', from: e.b };
+      return { path, op: 'changed', from: e.b, to: e.v };
+    })
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+const show = (v: unknown): string => JSON.stringify(v);
+
+/** `~ path: old → new`, `+ path: new`, `- path: old`, coloured yellow/green/red. */
+export function renderChanges(changes: readonly FieldChange[], pal: Palette, indent = '  '): string {
+  return changes
+    .map((c) => {
+      if (c.op === 'added') return pal.green(`${indent}+ ${c.path}: ${show(c.to)}`);
+      if (c.op === 'removed') return pal.red(`${indent}- ${c.path}: ${show(c.from)}`);
+      return pal.yellow(`${indent}~ ${c.path}: ${show(c.from)} → ${show(c.to)}`);
+    })
+    .map((l) => `${l}\n`)
+    .join('');
+}
