@@ -184,16 +184,16 @@ test('status written through one version reads through the others', async (t) =>
   });
   const v1 = await b.get(ns, 's');
   assert.equal(v1.status?.phase, 'Healing');
-  assert.equal(v1.status?.lastDecision, 'noop (rules, blocked by Approval): metric 2 > 1');
-  assert.equal(v1.status?.observedGeneration, 1);
-  assert.equal(v1.status?.conditions?.[0]?.reason, 'AwaitingApproval');
+  assert.equal(v1.status.lastDecision, 'noop (rules, blocked by Approval): metric 2 > 1');
+  assert.equal(v1.status.observedGeneration, 1);
+  assert.equal(v1.status.conditions?.[0]?.reason, 'AwaitingApproval');
   assert.equal((await a.get(ns, 's')).status?.message, 'waiting for approval');
 
   await b.replaceStatus({ ...v1, status: { ...v1.status, phase: 'Healed', observedGeneration: 1 } });
   const back = await c.get(ns, 's');
   assert.equal(back.status?.phase, 'Healed', 'the phase written through v1 wins');
-  assert.equal(back.status?.lastDecision?.id, 'd-1', 'the structured decision survives a v1 status write');
-  assert.equal(back.status?.attempts, 1);
+  assert.equal(back.status.lastDecision?.id, 'd-1', 'the structured decision survives a v1 status write');
+  assert.equal(back.status.attempts, 1);
 
   await a.patchStatus(ns, 's', { phase: 'Monitoring', message: 'written by a v1alpha1 client' });
   assert.equal((await c.get(ns, 's')).status?.message, 'written by a v1alpha1 client');
