@@ -1,0 +1,75 @@
+// Runs reconciles off the work queue: `maxConcurrentReconciles` workers, each taking one key
+// at a time (the queue guarantees a key is never on two workers). Success → forget the key's
+// backoff and requeue after the reconciler's interval; error → rate-limited retry
+// (5 ms → 1000 s per key, overall token bucket). Stopping lets in-flight reconciles finish.
+
+import { ConflictError, ForbiddenError, InvalidError } from '../api/kube/errors.ts';
+import type { Logger } from './log.ts';
+import type { Result } from './reconcile.ts';
+import type { Telemetry } from './telemetry.ts';
+import type { WorkQueue } from './workqueue.ts';
+
+/** Options of Controller. */
+export interface ControllerOptions {
+  readonly queue: WorkQueue;
+  readonly reconcile: (key: string) => Promise<Result>;
+  readonly telemetry: Telemetry;
+  readonly log: Logger;
+  /** Parallel workers (default 1, as controller-runtime). */
+  readonly maxConcurrentReconciles?: number;
+}
+
+/** Errors no retry can fix quickly (RBAC, validation); still retried, but logged at error level. */
+function isTerminal(err: unknown): boolean {
+  return err instanceof ForbiddenError || err instanceof InvalidError;
+}
+
+/** The worker pool. */
+export class Controller {
+  readonly #o: ControllerOptions;
+  #workers: Promise<void>[] = [];
+
+  constructor(opts: ControllerOptions) {
+    this.#o = opts;
+  }
+
+  /** Starts the workers (idempotent). */
+  start(): void {
+    if (this.#workers.length > 0) return;
+    const n = this.#o.maxConcurrentReconciles ?? 1;
+    this.#workers = Array.from({ length: n }, () => this.#work());
+  }
+
+  /** Shuts the queue down and waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    this.#o.queue.shutDown();
+    await Promise.all(this.#workers);
+  }
+
+  async #work(): Promise<void> {
+    const { queue, telemetry, log } = this.#o;
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      const end = telemetry.reconcileDuration.startTimer();
+      try {
+        const result = await this.#o.reconcile(key);
+        telemetry.reconciles.inc({ result: 'success' });
+        queue.forget(key);
+        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
+      } catch (err) {
+        const terminal = isTerminal(err);
+        telemetry.reconciles.inc({ result: 'error' });
+        telemetry.reconcileErrors.inc({ class: terminal ? 'terminal' : 'retryable' });
+        const fields = { key, error: (err as Error).message, retries: queue.retries(key) };
+        if (terminal) log.error('reconcile failed', fields);
+        else if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
+        else log.warn('reconcile failed, retrying', fields);
+        queue.addRateLimited(key);
+      } finally {
+        end();
+        queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+// Records Kubernetes Events (events.k8s.io/v1) on AITasks, so `kubectl describe` and
+// `kubectl aiops describe` show every decision, action and skip with its reason.
+// Recording is best effort: a failed Event is logged, never fails the reconcile.
+
+import { randomBytes } from 'node:crypto';
+import { ResourceClient } from '../api/kube/resources.ts';
+import type { KubeTransport } from '../api/kube/transport.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { microTime, Resources, type KubeEvent } from './kinds.ts';
+import type { Logger } from './log.ts';
+import type { EventSpec } from './status.ts';
+
+/** `reportingController` of every Event the operator writes. */
+export const REPORTING_CONTROLLER = 'aiops.example.com/operator';
+
+/** `<object name>.<hex nanoseconds><random>`, as kubectl's recorder names Events. */
+function eventName(object: string): string {
+  const ns = process.hrtime.bigint() + BigInt(Date.now()) * 1_000_000n;
+  return `${object.slice(0, 200)}.${ns.toString(16)}${randomBytes(2).toString('hex')}`;
+}
+
+/** Writes Events about AITasks. */
+export class EventRecorder {
+  readonly #events: ResourceClient<KubeEvent>;
+  readonly #instance: string;
+  readonly #log: Logger;
+
+  /** `instance` is the operator's identity (pod or host name), ≤ 128 characters. */
+  constructor(transport: KubeTransport, instance: string, log: Logger) {
+    this.#events = new ResourceClient(transport, Resources.events);
+    this.#instance = instance.slice(0, 128);
+    this.#log = log;
+  }
+
+  /** Records `specs` on `task`; failures are logged at warn level. */
+  async record(
+    task: Pick<v2.AITask, 'apiVersion' | 'kind' | 'metadata'>,
+    specs: readonly EventSpec[],
+  ): Promise<void> {
+    const { namespace, name, uid } = task.metadata;
+    if (namespace === undefined || name === undefined) return;
+    await Promise.all(
+      specs.map(async (s) => {
+        const ev: KubeEvent = {
+          apiVersion: 'events.k8s.io/v1',
+          kind: 'Event',
+          metadata: { name: eventName(name), namespace },
+          eventTime: microTime(new Date()),
+          reportingController: REPORTING_CONTROLLER,
+          reportingInstance: this.#instance,
+          action: s.action.slice(0, 128),
+          reason: s.reason.slice(0, 128),
+          type: s.type,
+          note: s.note.slice(0, 1024),
+          regarding: {
+            apiVersion: task.apiVersion,
+            kind: task.kind,
+            name,
+            namespace,
+            ...(uid !== undefined ? { uid } : {}),
+          },
+        };
+        try {
+          await this.#events.create(namespace, ev);
+        } catch (err) {
+          this.#log.warn('cannot record event', {
+            key: `${namespace}/${name}`,
+            reason: s.reason,
+            error: String(err),
+          });
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,265 @@
+// A list+watch cache for one resource type, the client-go reflector in small: it lists,
+// then watches from the list's resourceVersion with bookmarks, relists on 410 Gone,
+// reconnects with jittered exponential backoff after errors (including an apiserver that
+// went away), and a stall watchdog aborts a watch that stays silent past its own timeout.
+
+import { GoneError, ApiError } from '../api/kube/errors.ts';
+import type { ResourceClient, WatchEvent } from '../api/kube/resources.ts';
+import type { ObjectMeta } from '../api/schema/common.ts';
+
+/** What an informer caches: any object with metadata. */
+export interface KubeObject {
+  metadata: ObjectMeta;
+}
+
+/** Change callbacks; `update` fires only when the resourceVersion moved. */
+export interface InformerHandlers<T> {
+  add?(obj: T): void;
+  update?(oldObj: T, newObj: T): void;
+  delete?(obj: T): void;
+}
+
+/** Options of Informer. */
+export interface InformerOptions<T> {
+  /** Namespace to watch; undefined = all namespaces. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  /** Secondary indexes: index name → function returning the index values of an object. */
+  readonly indexers?: Readonly<Record<string, (obj: T) => readonly string[]>>;
+  /** Applied to every object before caching (default: drops metadata.managedFields). */
+  readonly transform?: (obj: T) => T;
+  /** Reconnect backoff: first delay in ms (default 800), cap in ms (default 30 000), jittered ±50 %. */
+  readonly backoffBaseMs?: number;
+  readonly backoffMaxMs?: number;
+  /** Server-side watch timeout in s (default random 60-120); the watchdog fires 30 s after it. */
+  readonly watchTimeoutSeconds?: number;
+  /** Called on every list/watch failure (the informer keeps retrying). */
+  readonly onError?: (err: unknown) => void;
+}
+
+/** The namespace/name key of an object (name alone for cluster-scoped objects). */
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
+}
+
+function dropManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
+}
+
+/** A self-healing cache of one resource type. */
+export class Informer<T extends KubeObject> {
+  readonly #client: ResourceClient<T>;
+  readonly #opts: InformerOptions<T>;
+  readonly #cache = new Map<string, T>();
+  readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  readonly #handlers: InformerHandlers<T>[] = [];
+  readonly #abort = new AbortController();
+  #resourceVersion = '';
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #running: Promise<void> | undefined;
+  /** Completed relists (the initial list counts), for metrics and tests. */
+  relists = 0;
+
+  constructor(client: ResourceClient<T>, opts: InformerOptions<T> = {}) {
+    this.#client = client;
+    this.#opts = opts;
+    for (const name of Object.keys(opts.indexers ?? {})) this.#indexes.set(name, new Map());
+  }
+
+  /** Registers callbacks; call before `start`. */
+  on(handlers: InformerHandlers<T>): void {
+    this.#handlers.push(handlers);
+  }
+
+  /** True once the first list has been applied. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Number of cached objects. */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /** The cached object for `key` (namespace/name). */
+  get(key: string): T | undefined {
+    return this.#cache.get(key);
+  }
+
+  /** Every cached object. */
+  list(): T[] {
+    return [...this.#cache.values()];
+  }
+
+  /** Keys of the cached objects whose index `name` contains `value`. */
+  byIndex(name: string, value: string): string[] {
+    return [...(this.#indexes.get(name)?.get(value) ?? [])];
+  }
+
+  /** Starts list+watch in the background; resolves once the first list is applied. */
+  start(): Promise<void> {
+    this.#running ??= this.#run();
+    return this.waitForSync();
+  }
+
+  /** Resolves once synced (immediately if already). */
+  waitForSync(): Promise<void> {
+    return this.#synced ? Promise.resolve() : new Promise((r) => this.#syncWaiters.push(r));
+  }
+
+  /** Stops watching and waits for the loop to end. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#running;
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    let needList = true;
+    while (!this.#abort.signal.aborted) {
+      try {
+        if (needList) await this.#list();
+        needList = false;
+        await this.#watchOnce(() => (failures = 0));
+      } catch (err) {
+        if (this.#stopping()) break;
+        if (err instanceof GoneError) {
+          needList = true;
+          continue;
+        }
+        this.#opts.onError?.(err);
+        failures++;
+        if (failures > 3) needList = true;
+        await this.#sleep(this.#backoff(failures));
+      }
+    }
+  }
+
+  #stopping(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  #backoff(failures: number): number {
+    const base = this.#opts.backoffBaseMs ?? 800;
+    const max = this.#opts.backoffMaxMs ?? 30_000;
+    return Math.min(max, base * 2 ** (failures - 1)) * (0.5 + Math.random());
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(t);
+        this.#abort.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.#abort.signal.addEventListener('abort', done);
+    });
+  }
+
+  async #list(): Promise<void> {
+    const list = await this.#client.listAll(this.#opts.namespace, {
+      ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
+    });
+    const seen = new Set<string>();
+    for (const item of list.items) {
+      seen.add(objectKey(item));
+      this.#apply('MODIFIED', item);
+    }
+    for (const [key, obj] of [...this.#cache]) if (!seen.has(key)) this.#apply('DELETED', obj);
+    this.#resourceVersion = list.metadata.resourceVersion ?? '';
+    this.relists++;
+    if (!this.#synced) {
+      this.#synced = true;
+      for (const w of this.#syncWaiters.splice(0)) w();
+    }
+  }
+
+  async #watchOnce(onData: () => void): Promise<void> {
+    const timeoutSeconds = this.#opts.watchTimeoutSeconds ?? 60 + Math.floor(Math.random() * 60);
+    const stream = new AbortController();
+    const stop = (): void => stream.abort();
+    this.#abort.signal.addEventListener('abort', stop);
+    let watchdog = setTimeout(stop, (timeoutSeconds + 30) * 1000);
+    let failure: ApiError | undefined;
+    try {
+      await this.#client.watch(
+        this.#opts.namespace,
+        {
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
+        },
+        (ev) => {
+          if (failure !== undefined) return;
+          clearTimeout(watchdog);
+          watchdog = setTimeout(stop, (timeoutSeconds + 30) * 1000);
+          onData();
+          failure = this.#onEvent(ev);
+          if (failure !== undefined) stop();
+        },
+        stream.signal,
+      );
+    } finally {
+      clearTimeout(watchdog);
+      this.#abort.signal.removeEventListener('abort', stop);
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Applies one watch event; returns the error an ERROR event carries. */
+  #onEvent(ev: WatchEvent<T>): ApiError | undefined {
+    if (ev.type === 'ERROR') {
+      const status = ev.object as unknown as { code?: number; message?: string; reason?: string };
+      const code = status.code ?? 500;
+      return code === 410
+        ? new GoneError(410, status, 'watch expired')
+        : new ApiError(code, status, `watch error ${code}`);
+    }
+    const rv = ev.object.metadata.resourceVersion;
+    if (rv !== undefined) this.#resourceVersion = rv;
+    if (ev.type !== 'BOOKMARK') this.#apply(ev.type, ev.object);
+    return undefined;
+  }
+
+  #apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
+    const obj = (this.#opts.transform ?? dropManagedFields)(raw);
+    const key = objectKey(obj);
+    const old = this.#cache.get(key);
+    if (type === 'DELETED') {
+      if (!old) return;
+      this.#cache.delete(key);
+      this.#reindex(key, old, undefined);
+      for (const h of this.#handlers) h.delete?.(old);
+      return;
+    }
+    if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
+    this.#cache.set(key, obj);
+    this.#reindex(key, old, obj);
+    for (const h of this.#handlers) {
+      if (old) h.update?.(old, obj);
+      else h.add?.(obj);
+    }
+  }
+
+  #reindex(key: string, old: T | undefined, obj: T | undefined): void {
+    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
+      const index = this.#indexes.get(name);
+      if (!index) continue;
+      for (const v of old ? fn(old) : []) {
+        const set = index.get(v);
+        set?.delete(key);
+        if (set?.size === 0) index.delete(v);
+      }
+      for (const v of obj ? fn(obj) : []) {
+        let set = index.get(v);
+        if (!set) index.set(v, (set = new Set()));
+        set.add(key);
+      }
+    }
+  }
+}

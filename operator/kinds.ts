@@ -1,0 +1,121 @@
+// The slices of built-in Kubernetes kinds the operator reads and writes (Deployment, Pod,
+// Scale, Node, Lease, Event), with their resource coordinates. Only the fields used here.
+
+import type { ResourceType } from '../api/kube/resources.ts';
+import type { ObjectMeta } from '../api/schema/common.ts';
+
+/** metav1.LabelSelector. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
+}
+
+export interface Deployment {
+  apiVersion?: 'apps/v1';
+  kind?: 'Deployment';
+  metadata: ObjectMeta;
+  spec?: { replicas?: number; selector?: LabelSelector };
+  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
+}
+
+export interface Pod {
+  metadata: ObjectMeta;
+  spec?: { nodeName?: string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { restartCount?: number }[];
+  };
+}
+
+/** autoscaling/v1 Scale. */
+export interface Scale {
+  apiVersion?: 'autoscaling/v1';
+  kind?: 'Scale';
+  metadata: ObjectMeta;
+  spec: { replicas?: number };
+  status?: { replicas?: number };
+}
+
+export interface Node {
+  metadata: ObjectMeta;
+  spec?: { unschedulable?: boolean };
+}
+
+/** coordination.k8s.io/v1 Lease. Times are MicroTime strings. */
+export interface Lease {
+  apiVersion?: 'coordination.k8s.io/v1';
+  kind?: 'Lease';
+  metadata: ObjectMeta;
+  spec: {
+    holderIdentity?: string | null;
+    leaseDurationSeconds?: number;
+    acquireTime?: string | null;
+    renewTime?: string | null;
+    leaseTransitions?: number;
+  };
+}
+
+/** events.k8s.io/v1 Event. */
+export interface KubeEvent {
+  apiVersion: 'events.k8s.io/v1';
+  kind: 'Event';
+  metadata: ObjectMeta;
+  eventTime: string;
+  reportingController: string;
+  reportingInstance: string;
+  action: string;
+  reason: string;
+  type: 'Normal' | 'Warning';
+  note: string;
+  regarding: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
+}
+
+const t = (group: string, version: string, plural: string, namespaced = true): ResourceType => ({
+  group,
+  version,
+  plural,
+  namespaced,
+});
+
+/** Resource coordinates of the kinds above. */
+export const Resources = {
+  deployments: t('apps', 'v1', 'deployments'),
+  controllerRevisions: t('apps', 'v1', 'controllerrevisions'),
+  pods: t('', 'v1', 'pods'),
+  nodes: t('', 'v1', 'nodes', false),
+  leases: t('coordination.k8s.io', 'v1', 'leases'),
+  events: t('events.k8s.io', 'v1', 'events'),
+} as const;
+
+/** Renders a LabelSelector as the `labelSelector` query string; throws on an empty selector. */
+export function selectorString(sel: LabelSelector | undefined): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(sel?.matchLabels ?? {})) parts.push(`${k}=${v}`);
+  for (const e of sel?.matchExpressions ?? []) {
+    const values = (e.values ?? []).join(',');
+    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
+    else if (e.operator === 'Exists') parts.push(e.key);
+    else parts.push(`!${e.key}`);
+  }
+  if (parts.length === 0)
+    throw new Error('the Deployment has an empty selector; refusing to select every pod');
+  return parts.join(',');
+}
+
+/** metav1.MicroTime (Events, Leases): RFC 3339 with microseconds, UTC. */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}

@@ -1,0 +1,207 @@
+// Assembles and runs the operator: informers (AITask v2, Deployments) feeding the work
+// queue, the reconciler and its worker pool, leader election, the HTTP endpoints, and a
+// graceful stop (stop taking work, finish in-flight reconciles, release the Lease).
+
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { AITaskClient } from '../api/aitask-client.ts';
+import { ResourceClient } from '../api/kube/resources.ts';
+import { KubeTransport } from '../api/kube/transport.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { Actions } from './actions.ts';
+import { Controller } from './controller.ts';
+import type { Defaults } from './decide.ts';
+import { EventRecorder } from './events.ts';
+import { History } from './history.ts';
+import { Informer, objectKey } from './informer.ts';
+import { Resources, type Deployment, type Lease } from './kinds.ts';
+import { LeaderElector } from './leader.ts';
+import type { Logger } from './log.ts';
+import { PrometheusClient } from './prometheus.ts';
+import { RateLimiter } from './ratelimit.ts';
+import { Reconciler } from './reconcile.ts';
+import { startServers } from './server.ts';
+import { createTelemetry } from './telemetry.ts';
+import { WorkQueue } from './workqueue.ts';
+
+/** Everything `npm run operator` can be told (see main.ts for the flags and defaults). */
+export interface OperatorOptions {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly prometheusUrl: string;
+  readonly defaultQuery: string;
+  readonly allowCrossNamespace: boolean;
+  readonly maxConcurrentReconciles: number;
+  readonly rateLimitQps: number;
+  readonly rateLimitBurst: number;
+  readonly defaults: Defaults;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionId: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly metricsPort: number;
+  readonly healthPort: number;
+  readonly bindAddress: string;
+  /** Watch only this namespace (default: all). */
+  readonly namespace?: string;
+  readonly log: Logger;
+}
+
+/** A started operator. */
+export interface RunningOperator {
+  readonly identity: string;
+  readonly metricsPort: number;
+  readonly healthPort: number;
+  /** Graceful stop; resolves when everything has ended. Idempotent. */
+  stop(): Promise<void>;
+  /** Resolves with an exit code when the operator ends on its own (lost leadership: 1). */
+  readonly finished: Promise<number>;
+}
+
+/** The AITask index of Deployment keys: the namespace/name each task targets. */
+function targetKeys(task: v2.AITask): string[] {
+  return [`${task.spec.target.namespace ?? task.metadata.namespace ?? ''}/${task.spec.target.name}`];
+}
+
+/** True when an AITask update needs a reconcile now (status-only writes do not). */
+function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
+  const a = oldT.metadata;
+  const b = newT.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    (a.finalizers ?? []).join() !== (b.finalizers ?? []).join()
+  );
+}
+
+/** Starts the operator: endpoints and caches at once, reconciling when (or if) leader. */
+export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
+  const log = o.log;
+  const transport = await KubeTransport.create({
+    ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
+    ...(o.context !== undefined ? { context: o.context } : {}),
+  });
+  const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
+  const queue = new WorkQueue({ limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }) });
+  const telemetry = createTelemetry(
+    () => queue.depth,
+    () => queue.inFlight,
+  );
+  const onError =
+    (kind: string) =>
+    (err: unknown): void =>
+      log.warn('watch failed, reconnecting', { resource: kind, error: (err as Error).message });
+  const tasks = new AITaskClient(transport, 'v2');
+  const taskCache = new Informer<v2.AITask>(tasks, {
+    ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+    indexers: { target: targetKeys },
+    onError: onError('aitasks'),
+  });
+  const deployments = new Informer<Deployment>(new ResourceClient(transport, Resources.deployments), {
+    ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+    transform: (d) => {
+      delete d.metadata.managedFields;
+      const { replicas, selector } = d.spec ?? {};
+      return {
+        metadata: d.metadata,
+        spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
+      };
+    },
+    onError: onError('deployments'),
+  });
+  taskCache.on({
+    add: (t) => queue.add(objectKey(t)),
+    update: (a, b) => {
+      if (needsReconcile(a, b)) queue.add(objectKey(b));
+    },
+  });
+  const enqueueTasksOf = (d: Deployment): void => {
+    for (const key of taskCache.byIndex('target', objectKey(d))) queue.add(key);
+  };
+  deployments.on({
+    add: enqueueTasksOf,
+    delete: enqueueTasksOf,
+    update: (a, b) => {
+      if (a.spec?.replicas !== b.spec?.replicas) enqueueTasksOf(b);
+    },
+  });
+  const reconciler = new Reconciler({
+    tasks,
+    taskCache,
+    deployments,
+    prometheus: new PrometheusClient({ url: o.prometheusUrl }),
+    actions: new Actions(transport),
+    events: new EventRecorder(transport, identity, log),
+    history: new History(transport),
+    telemetry,
+    log,
+    defaults: o.defaults,
+    defaultQuery: o.defaultQuery,
+    allowCrossNamespace: o.allowCrossNamespace,
+  });
+  const controller = new Controller({
+    queue,
+    reconcile: (key) => reconciler.reconcile(key),
+    telemetry,
+    log,
+    maxConcurrentReconciles: o.maxConcurrentReconciles,
+  });
+  const servers = await startServers(
+    { ready: () => taskCache.synced && deployments.synced, registry: telemetry.registry },
+    o.metricsPort,
+    o.healthPort,
+    o.bindAddress,
+  );
+  log.info('serving endpoints', {
+    metricsPort: servers.metricsPort,
+    healthPort: servers.healthPort,
+    identity,
+  });
+
+  let finish: (code: number) => void = () => undefined;
+  const finished = new Promise<number>((r) => (finish = r));
+  const elector = o.leaderElect
+    ? new LeaderElector({
+        leases: new ResourceClient<Lease>(transport, Resources.leases),
+        namespace: o.leaderElectionNamespace,
+        name: o.leaderElectionId,
+        identity,
+        leaseDurationMs: o.leaseDurationMs,
+        renewDeadlineMs: o.renewDeadlineMs,
+        retryPeriodMs: o.retryPeriodMs,
+        log,
+      })
+    : undefined;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      log.info('stopping: finishing in-flight reconciles');
+      await controller.stop();
+      await elector?.release();
+      telemetry.leader.set(0);
+      await Promise.all([taskCache.stop(), deployments.stop(), servers.close()]);
+      log.info('stopped');
+    })());
+
+  void Promise.all([taskCache.start(), deployments.start()]).then(() =>
+    log.info('caches synced', { aitasks: taskCache.size, deployments: deployments.size }),
+  );
+  const lead = async (): Promise<void> => {
+    if (elector) {
+      log.info('waiting for leadership', { lease: `${o.leaderElectionNamespace}/${o.leaderElectionId}` });
+      await elector.acquire(() => {
+        void stop().then(() => finish(1));
+      });
+    }
+    telemetry.leader.set(1);
+    await Promise.all([taskCache.waitForSync(), deployments.waitForSync()]);
+    if (stopping === undefined) controller.start();
+  };
+  lead().catch((err: unknown) => {
+    if (stopping === undefined) log.error('leader election failed', { error: (err as Error).message });
+  });
+  return { identity, metricsPort: servers.metricsPort, healthPort: servers.healthPort, stop, finished };
+}

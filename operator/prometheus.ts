@@ -1,0 +1,115 @@
+// Reads one metric value from Prometheus' HTTP API (instant query) and classifies every
+// failure — unreachable, bad query, no data, ambiguous result — as a MetricObservation,
+// so the reconciler reports it in the MetricsAvailable condition and never acts on it.
+
+import type { MetricObservation } from './decide.ts';
+
+/** Placeholders of the default query template. */
+export interface QueryTarget {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** The operator's default query: CPU use of the Deployment's pods in cores. */
+export const DEFAULT_QUERY_TEMPLATE =
+  'sum(rate(container_cpu_usage_seconds_total{namespace="{{namespace}}",pod=~"{{name}}-[a-z0-9]+-[a-z0-9]+"}[5m]))';
+
+/** Renders `{{namespace}}` and `{{name}}` in a query template; throws on an unknown placeholder. */
+export function renderQuery(template: string, target: QueryTarget): string {
+  return template.replace(/\{\{\s*([a-zA-Z]+)\s*\}\}/g, (_, key: string) => {
+    if (key === 'namespace') return target.namespace;
+    if (key === 'name') return target.name;
+    throw new Error(`unknown placeholder {{${key}}} in the query template (known: {{namespace}}, {{name}})`);
+  });
+}
+
+interface PromResponse {
+  status?: 'success' | 'error';
+  errorType?: string;
+  error?: string;
+  data?: { resultType?: string; result?: unknown };
+}
+
+/** Parses the body of /api/v1/query into an observation (pure). */
+export function parseQueryResponse(httpStatus: number, body: unknown): MetricObservation {
+  const r = (typeof body === 'object' && body !== null ? body : {}) as PromResponse;
+  if (r.status !== 'success') {
+    const message = `${r.errorType ?? `HTTP ${httpStatus}`}: ${r.error ?? 'unexpected answer from Prometheus'}`;
+    return httpStatus === 400 || httpStatus === 422 || r.errorType === 'bad_data'
+      ? { ok: false, reason: 'QueryFailed', message }
+      : { ok: false, reason: 'MetricsUnavailable', message };
+  }
+  const { resultType, result } = r.data ?? {};
+  let raw: unknown;
+  if (resultType === 'scalar') raw = Array.isArray(result) ? result[1] : undefined;
+  else if (resultType === 'vector' && Array.isArray(result)) {
+    if (result.length === 0) return { ok: false, reason: 'NoData', message: 'the query returned no samples' };
+    if (result.length > 1)
+      return {
+        ok: false,
+        reason: 'QueryFailed',
+        message: `the query returned ${result.length} series; it must return one`,
+      };
+    const sample = result[0] as { value?: unknown[] };
+    raw = sample.value?.[1];
+  } else
+    return {
+      ok: false,
+      reason: 'QueryFailed',
+      message: `the query returned a ${resultType ?? 'unknown'}; it must return one sample`,
+    };
+  const value = typeof raw === 'string' ? Number(raw) : NaN;
+  if (!Number.isFinite(value))
+    return { ok: false, reason: 'NoData', message: `the sample is not a finite number (${String(raw)})` };
+  return { ok: true, value };
+}
+
+/** Options of PrometheusClient. */
+export interface PrometheusOptions {
+  /** Base URL, e.g. `http://prometheus:9090`. */
+  readonly url: string;
+  /** Per-query timeout in ms (default 5000); no retries (the next reconcile asks again). */
+  readonly timeoutMs?: number;
+}
+
+/** An instant-query client for one Prometheus. */
+export class PrometheusClient {
+  readonly #base: string;
+  readonly #timeoutMs: number;
+
+  constructor(opts: PrometheusOptions) {
+    let url: URL;
+    try {
+      url = new URL(opts.url);
+    } catch {
+      throw new Error(`--prometheus-url "${opts.url}" is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`--prometheus-url must be http(s), got ${url.protocol}`);
+    this.#base = url.toString().replace(/\/+$/, '');
+    this.#timeoutMs = opts.timeoutMs ?? 5000;
+  }
+
+  /** Runs `query` now; never throws. */
+  async query(query: string): Promise<MetricObservation> {
+    const url = `${this.#base}/api/v1/query?query=${encodeURIComponent(query)}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(this.#timeoutMs) });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      return {
+        ok: false,
+        reason: 'MetricsUnavailable',
+        message: `Prometheus unreachable at ${this.#base} (${cause ?? (err as Error).message})`,
+      };
+    }
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch {
+      body = undefined;
+    }
+    return parseQueryResponse(res.status, body);
+  }
+}

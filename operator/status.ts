@@ -1,0 +1,379 @@
+// Turns a verdict of the rules (decide.ts) and an action's outcome into the next AITask
+// status and the Events that explain it. Pure: the reconciler compares the result with the
+// current status and writes (and emits) nothing when they are equal.
+
+import type * as v2 from '../api/schema/v2.ts';
+import {
+  ConditionType,
+  Reason,
+  metaTime,
+  setCondition,
+  type ConditionInput,
+} from '../api/status/conditions.ts';
+import { currentAttempts, describePlan, type ActionPlan, type BlockReason, type Verdict } from './decide.ts';
+
+/** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */
+export interface EventSpec {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly action: string;
+  readonly note: string;
+}
+
+/** What one evaluation leads to. */
+export interface Evaluation {
+  /** Status to write (before the action, if any: it carries `pendingDecision`). */
+  readonly status: v2.Status;
+  readonly events: EventSpec[];
+  readonly act?: { readonly decision: v2.DecisionRecord; readonly plan: ActionPlan };
+  /** Milliseconds until the next evaluation. */
+  readonly requeueAfterMs: number;
+}
+
+/** Result of running an action. */
+export type ActionOutcome =
+  | { readonly executed: true; readonly message: string; readonly cordoned?: string }
+  | { readonly executed: false; readonly blockedBy: BlockReason; readonly message: string };
+
+type Task = Pick<v2.AITask, 'metadata' | 'spec' | 'status'>;
+
+const HEALING_PHASES: ReadonlySet<string> = new Set(['Monitoring', 'Healing', 'Healed']);
+
+function cond(
+  type: string,
+  status: ConditionInput['status'],
+  reason: string,
+  message: string,
+): ConditionInput {
+  return { type, status, reason, message };
+}
+
+/** Applies condition inputs, then stamps every condition with the observed generation. */
+function withConditions(
+  prev: v2.Status,
+  inputs: ConditionInput[],
+  generation: number,
+  now: string,
+): v2.Status {
+  let list = prev.conditions ?? [];
+  for (const input of inputs) list = setCondition(list, input, generation, now);
+  return { ...prev, conditions: list.map((c) => ({ ...c, observedGeneration: generation })) };
+}
+
+function without(s: v2.Status, ...keys: (keyof v2.Status)[]): v2.Status {
+  return Object.fromEntries(Object.entries(s).filter(([k]) => !keys.includes(k as keyof v2.Status)));
+}
+
+function event(type: EventSpec['type'], reason: string, action: string, note: string): EventSpec {
+  return { type, reason, action, note };
+}
+
+function targetLabel(task: Task): string {
+  const ns = task.spec.target.namespace ?? task.metadata.namespace ?? '';
+  return `Deployment ${ns}/${task.spec.target.name}`;
+}
+
+function thresholdLabel(task: Task): string {
+  const op = (task.spec.trigger.operator ?? 'GreaterThan') === 'LessThan' ? '<' : '>';
+  return `${op} ${task.spec.trigger.threshold}`;
+}
+
+function decisionRecord(
+  task: Task,
+  id: string,
+  value: number,
+  reason: string,
+  at: string,
+): v2.DecisionRecord {
+  return {
+    id,
+    action: task.spec.remediation.action,
+    source: 'rules',
+    reason,
+    metricValue: value,
+    threshold: task.spec.trigger.threshold,
+    executed: false,
+    at,
+  };
+}
+
+/** Evaluates one verdict into the next status (pure; `now` in ms, `decisionId` for a new decision). */
+export function evaluate(
+  task: Task,
+  verdict: Verdict,
+  now: number,
+  decisionId: string,
+  intervalMs: number,
+): Evaluation {
+  const generation = task.metadata.generation ?? 0;
+  const prev = task.status ?? {};
+  const t = metaTime(new Date(now));
+  const attempts = currentAttempts(task);
+  const base = without(prev, 'pendingDecision', 'breachSince');
+  const keepPhase = (fallback: v2.Phase): v2.Phase =>
+    prev.phase !== undefined && HEALING_PHASES.has(prev.phase) ? prev.phase : fallback;
+  const found = cond(ConditionType.TargetFound, 'True', Reason.TargetFound, `${targetLabel(task)} found`);
+  const metricsOk = cond(
+    ConditionType.MetricsAvailable,
+    'True',
+    Reason.MetricsRead,
+    'the query returns a sample',
+  );
+  const notStalled = cond(ConditionType.Stalled, 'False', Reason.Progressing, 'no user action needed');
+  const threshold = thresholdLabel(task);
+  const result = (
+    phase: v2.Phase,
+    message: string,
+    inputs: ConditionInput[],
+    ev: EventSpec,
+    patch: Partial<v2.Status> = {},
+    requeueAfterMs = intervalMs,
+  ): Evaluation => ({
+    status: withConditions(
+      { ...base, phase, message, observedGeneration: generation, attempts, ...patch },
+      inputs,
+      generation,
+      t,
+    ),
+    events: [ev],
+    requeueAfterMs,
+  });
+  const keepBreach = prev.breachSince !== undefined ? { breachSince: prev.breachSince } : {};
+
+  switch (verdict.kind) {
+    case 'paused': {
+      const msg = 'spec.paused is true: not evaluating';
+      return result(
+        'Paused',
+        msg,
+        [
+          cond(ConditionType.Ready, 'False', Reason.Paused, msg),
+          cond(ConditionType.Reconciling, 'False', Reason.Paused, msg),
+        ],
+        event('Normal', Reason.Paused, 'Skip', msg),
+      );
+    }
+    case 'targetMissing':
+      return result(
+        'Failed',
+        verdict.message,
+        [
+          cond(ConditionType.TargetFound, 'False', verdict.reason, verdict.message),
+          cond(ConditionType.Ready, 'False', verdict.reason, verdict.message),
+          cond(ConditionType.Stalled, 'True', verdict.reason, verdict.message),
+          cond(ConditionType.Reconciling, 'False', verdict.reason, verdict.message),
+        ],
+        event('Warning', verdict.reason, 'Skip', verdict.message),
+      );
+    case 'metricUnavailable': {
+      const msg = `metric unavailable, no action: ${verdict.message}`;
+      return result(
+        keepPhase('Monitoring'),
+        msg,
+        [
+          found,
+          cond(ConditionType.MetricsAvailable, 'False', verdict.reason, verdict.message),
+          cond(ConditionType.Ready, 'False', Reason.MetricsUnavailable, msg),
+          notStalled,
+          cond(ConditionType.Reconciling, 'False', Reason.MetricsUnavailable, 'waiting for the metric'),
+        ],
+        event('Warning', verdict.reason, 'Skip', msg),
+        keepBreach,
+      );
+    }
+    case 'healthy': {
+      const recovered = attempts > 0 || prev.phase === 'Healing';
+      const msg = recovered
+        ? `metric back within ${threshold} after ${attempts} action(s)`
+        : `metric within ${threshold}`;
+      const phase = recovered || prev.phase === 'Healed' ? 'Healed' : 'Monitoring';
+      return result(
+        phase,
+        recovered || phase === 'Monitoring' ? msg : (prev.message ?? msg),
+        [
+          found,
+          metricsOk,
+          cond(ConditionType.Ready, 'True', Reason.Healthy, `threshold ${threshold} not breached`),
+          notStalled,
+          cond(ConditionType.Reconciling, 'False', Reason.Reconciled, 'nothing to do'),
+        ],
+        event('Normal', recovered ? Reason.Remediated : Reason.Healthy, 'Evaluate', msg),
+        { attempts: 0 },
+      );
+    }
+    case 'breachPending': {
+      const msg = `threshold ${threshold} breached since ${verdict.since}; acting once it holds for ${task.spec.trigger.forSeconds ?? 0}s`;
+      return result(
+        prev.phase === 'Healing' ? 'Healing' : 'Monitoring',
+        msg,
+        [
+          found,
+          metricsOk,
+          cond(ConditionType.Ready, 'False', Reason.BreachPending, msg),
+          notStalled,
+          cond(ConditionType.Reconciling, 'True', Reason.BreachPending, msg),
+        ],
+        event('Normal', Reason.BreachPending, 'Evaluate', msg),
+        { breachSince: verdict.since },
+        Math.min(intervalMs, verdict.remainingMs),
+      );
+    }
+    case 'stalled': {
+      const msg = `${verdict.attempts} action(s) did not bring the metric back within ${threshold}; change the spec to retry`;
+      return result(
+        'Failed',
+        msg,
+        [
+          found,
+          metricsOk,
+          cond(ConditionType.Ready, 'False', Reason.MaxAttemptsReached, msg),
+          cond(ConditionType.Stalled, 'True', Reason.MaxAttemptsReached, msg),
+          cond(ConditionType.Reconciling, 'False', Reason.MaxAttemptsReached, msg),
+        ],
+        event('Warning', Reason.MaxAttemptsReached, 'Skip', msg),
+        keepBreach,
+      );
+    }
+    case 'blocked': {
+      const record = {
+        ...decisionRecord(task, decisionId, verdict.value, verdict.message, t),
+        blockedBy: verdict.blockedBy,
+      };
+      const same =
+        prev.lastDecision?.blockedBy === verdict.blockedBy && prev.lastDecision.action === record.action;
+      const keep = verdict.blockedBy === 'Cooldown' || same;
+      const phase = verdict.blockedBy === 'AwaitingApproval' ? 'AwaitingApproval' : keepPhase('Monitoring');
+      return result(
+        phase,
+        verdict.message,
+        [
+          found,
+          metricsOk,
+          cond(ConditionType.Ready, 'False', Reason.Breached, `threshold ${threshold} breached`),
+          cond(ConditionType.RemediationAllowed, 'False', verdict.blockedBy, verdict.message),
+          notStalled,
+          cond(ConditionType.Reconciling, 'False', verdict.blockedBy, verdict.message),
+        ],
+        event(
+          verdict.blockedBy === 'DryRun' ? 'Normal' : 'Warning',
+          verdict.blockedBy,
+          'Skip',
+          verdict.message,
+        ),
+        {
+          breachSince: verdict.since,
+          ...(keep ? {} : { lastDecision: record }),
+        },
+        Math.min(intervalMs, verdict.remainingMs ?? intervalMs),
+      );
+    }
+    case 'act': {
+      const what = describePlan(verdict.plan);
+      const decision = decisionRecord(
+        task,
+        decisionId,
+        verdict.value,
+        `threshold ${threshold} breached: ${what}`,
+        t,
+      );
+      const ev = result(
+        'Healing',
+        `running ${what}`,
+        [
+          found,
+          metricsOk,
+          cond(ConditionType.Ready, 'False', Reason.Breached, `threshold ${threshold} breached`),
+          cond(ConditionType.RemediationAllowed, 'True', Reason.Allowed, `${what} allowed`),
+          notStalled,
+          cond(ConditionType.Reconciling, 'True', Reason.Remediating, `running ${what}`),
+        ],
+        event('Normal', Reason.Breached, 'Decide', `metric ${verdict.value} ${threshold}: decided ${what}`),
+        {
+          breachSince: verdict.since,
+          pendingDecision: decision,
+        },
+      );
+      return { ...ev, act: { decision, plan: verdict.plan } };
+    }
+  }
+}
+
+/** The status after the action ran (pure): the decision moves to lastDecision, marked executed or blocked. */
+export function recordOutcome(
+  task: Task,
+  status: v2.Status,
+  decision: v2.DecisionRecord,
+  plan: ActionPlan,
+  outcome: ActionOutcome,
+  now: number,
+): { status: v2.Status; events: EventSpec[] } {
+  const generation = task.metadata.generation ?? 0;
+  const t = metaTime(new Date(now));
+  const rest = without(status, 'pendingDecision');
+  if (outcome.executed) {
+    const noop = plan.action === 'Noop';
+    const next: v2.Status = {
+      ...rest,
+      phase: noop ? 'Monitoring' : 'Healing',
+      message: outcome.message,
+      lastDecision: { ...decision, executed: true },
+      lastExecutionTime: t,
+      attempts: (rest.attempts ?? 0) + (noop ? 0 : 1),
+      ...(outcome.cordoned !== undefined
+        ? { cordonedNodes: [...new Set([...(rest.cordonedNodes ?? []), outcome.cordoned])] }
+        : {}),
+    };
+    const reconciling = noop
+      ? cond(ConditionType.Reconciling, 'False', Reason.Reconciled, outcome.message)
+      : cond(
+          ConditionType.Reconciling,
+          'True',
+          Reason.Remediating,
+          `${outcome.message}; waiting for the metric to recover`,
+        );
+    return {
+      status: withConditions(next, [reconciling], generation, t),
+      events: [event('Normal', plan.action, plan.action, outcome.message)],
+    };
+  }
+  const next: v2.Status = {
+    ...rest,
+    phase: (rest.attempts ?? 0) > 0 ? 'Healing' : 'Monitoring',
+    message: outcome.message,
+    lastDecision: { ...decision, executed: false, blockedBy: outcome.blockedBy },
+  };
+  return {
+    status: withConditions(
+      next,
+      [
+        cond(ConditionType.RemediationAllowed, 'False', outcome.blockedBy, outcome.message),
+        cond(ConditionType.Reconciling, 'False', outcome.blockedBy, outcome.message),
+      ],
+      generation,
+      t,
+    ),
+    events: [event('Warning', outcome.blockedBy, plan.action, outcome.message)],
+  };
+}
+
+/**
+ * For a `pendingDecision` left by an operator that stopped mid-action: the action may or may
+ * not have run, so it is never repeated. It is recorded as the last execution (cooldown and
+ * attempts count from it) with a reason that says it was not confirmed.
+ */
+export function settleInterrupted(task: Task): { status: v2.Status; events: EventSpec[] } | undefined {
+  const status = task.status;
+  const pending = status?.pendingDecision;
+  if (status === undefined || pending === undefined) return undefined;
+  const note = `${pending.reason} (interrupted before it was confirmed; not repeated)`;
+  return {
+    status: {
+      ...without(status, 'pendingDecision'),
+      phase: 'Healing',
+      lastDecision: { ...pending, reason: note },
+      lastExecutionTime: pending.at,
+      attempts: (status.attempts ?? 0) + (pending.action === 'Noop' ? 0 : 1),
+    },
+    events: [event('Warning', 'DecisionInterrupted', pending.action, note)],
+  };
+}
