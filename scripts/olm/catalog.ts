@@ -10,7 +10,6 @@ import {
   CHANNELS,
   csvName,
   DEFAULT_CHANNEL,
-  operatorImage,
   PACKAGE_NAME,
   type Release,
 } from '../../api/releases.ts';
@@ -39,22 +38,36 @@ export function channelBlobs(releases: readonly Release[]): Record<string, unkno
   })).filter((blob) => blob.entries.length > 0);
 }
 
-/** The subset of a CSV that OLM's package server reads for a channel head (`olm.csv.metadata`). */
-const CSV_METADATA_FIELDS = [
-  'apiservicedefinitions',
-  'customresourcedefinitions',
-  'description',
-  'displayName',
-  'installModes',
-  'keywords',
-  'labels',
-  'links',
-  'maintainers',
-  'maturity',
-  'minKubeVersion',
-  'nativeAPIs',
-  'provider',
-] as const;
+/**
+ * The `olm.csv.metadata` property: the part of the CSV OLM's package server shows for a
+ * channel head, with the field names `opm` gives them.
+ */
+function csvMetadata(csv: ClusterServiceVersion): Record<string, unknown> {
+  const from: Record<string, string> = {
+    apiServiceDefinitions: 'apiservicedefinitions',
+    crdDescriptions: 'customresourcedefinitions',
+    description: 'description',
+    displayName: 'displayName',
+    installModes: 'installModes',
+    keywords: 'keywords',
+    links: 'links',
+    maintainers: 'maintainers',
+    maturity: 'maturity',
+    minKubeVersion: 'minKubeVersion',
+    nativeAPIs: 'nativeAPIs',
+    provider: 'provider',
+  };
+  const metadata: Record<string, unknown> = {
+    annotations: csv.metadata.annotations,
+    apiServiceDefinitions: {},
+    labels: csv.metadata.labels,
+  };
+  for (const [to, field] of Object.entries(from)) {
+    const value = csv.spec[field];
+    if (value !== undefined) metadata[to] = value;
+  }
+  return Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => a.localeCompare(b)));
+}
 
 /**
  * The olm.bundle blob of `release`: its image, the olm.package, olm.gvk and
@@ -66,15 +79,10 @@ export function bundleBlob(
   crd: CustomResourceDefinition,
 ): Record<string, unknown> {
   if (csv.spec.version !== release.version) throw new Error('CSV and release versions differ');
-  const metadata: Record<string, unknown> = { annotations: csv.metadata.annotations };
-  for (const field of CSV_METADATA_FIELDS) {
-    const value = field === 'labels' ? csv.metadata.labels : csv.spec[field];
-    if (value !== undefined) metadata[field] = value;
-  }
-  const gvks = crd.spec.versions.map((v) => ({
-    type: 'olm.gvk',
-    value: { group: GROUP, kind: KIND, version: v.name },
-  }));
+  const gvks = crd.spec.versions
+    .map((v) => v.name)
+    .sort()
+    .map((version) => ({ type: 'olm.gvk', value: { group: GROUP, kind: KIND, version } }));
   return {
     schema: 'olm.bundle',
     name: csvName(release.version),
@@ -83,15 +91,8 @@ export function bundleBlob(
     properties: [
       ...gvks,
       { type: 'olm.package', value: { packageName: PACKAGE_NAME, version: release.version } },
-      { type: 'olm.csv.metadata', value: sortKeys(metadata) },
+      { type: 'olm.csv.metadata', value: csvMetadata(csv) },
     ],
-    relatedImages: [
-      { name: '', image: bundleImage(release.version) },
-      { name: 'aiops-operator', image: operatorImage(release.version) },
-    ],
+    relatedImages: csv.spec.relatedImages,
   };
-}
-
-function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -41,7 +41,12 @@ export interface ClusterServiceVersion {
   apiVersion: 'operators.coreos.com/v1alpha1';
   kind: 'ClusterServiceVersion';
   metadata: { name: string; annotations: Record<string, string>; labels: Record<string, string> };
-  spec: Record<string, unknown> & { version: string; replaces?: string; skips?: string[] };
+  spec: Record<string, unknown> & {
+    version: string;
+    replaces?: string;
+    skips?: string[];
+    relatedImages: { name: string; image: string }[];
+  };
 }
 
 /** The CSV of `release`, whose upgrade edges come from the default channel of `releases`. */

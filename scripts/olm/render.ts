@@ -68,7 +68,7 @@ export function renderRelease(version: string, releases: readonly Release[]): Ma
   files.set(PATHS.readme, bundleReadme(version));
   files.set(
     `${PATHS.catalog}/package.yaml`,
-    HEADER + [packageBlob(), ...channelBlobs(releases)].map((b) => `---\n${toYaml(b)}`).join(''),
+    HEADER + [packageBlob(), ...channelBlobs(releases)].map((b) => toYaml(b)).join('---\n'),
   );
   yaml(bundleBlobPath(version), bundleBlob(release, csv, crd));
   files.set(
