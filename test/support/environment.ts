@@ -1,0 +1,70 @@
+// The shared test environment used by `npm test` and `npm run bench`: a real control
+// plane from the harness, the conversion webhook running as its own process (the
+// standalone entry point, as a user would run it), and the AITask CRD installed with all
+// versions served and conversion pointed at that webhook.
+
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startCluster, type Cluster } from '../harness/cluster.ts';
+import { freePorts } from '../harness/ports.ts';
+import { createServingCert } from './certs.ts';
+import { KubeTransport } from '../../api/kube/transport.ts';
+import { installCRD } from './crd-install.ts';
+import { buildCRD } from '../../api/crd.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface Environment {
+  cluster: Cluster;
+  /** URL of the conversion webhook's /convert. */
+  webhookUrl: string;
+  /** PEM of the CA that signed the webhook's certificate. */
+  webhookCA: string;
+  /** Env vars that test/support/cluster.ts reads. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the binaries if the cache lacks them, starts the cluster and webhook, installs
+ * the CRD. On any failure everything started so far is stopped before rethrowing.
+ */
+export async function startEnvironment(log: (line: string) => void, keep = false): Promise<Environment> {
+  log('building the control plane from Go modules if not cached');
+  execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['all'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const cluster = await startCluster({ keep, log });
+  let webhook: ChildProcess | undefined;
+  const stop = async () => {
+    webhook?.kill('SIGTERM');
+    await cluster.stop();
+  };
+  try {
+    log(`cluster up in ${cluster.startupMs} ms at ${cluster.server} (kubeconfig ${cluster.kubeconfigPath})`);
+    const certs = createServingCert(join(cluster.dir, 'webhook-certs'));
+    const [port = 0] = await freePorts(1);
+    mkdirSync(join(cluster.dir, 'logs'), { recursive: true });
+    const out = openSync(join(cluster.dir, 'logs', 'conversion-webhook.log'), 'a');
+    webhook = spawn(
+      process.execPath,
+      [join(root, 'conversion-webhook/main.ts'), '--port', String(port), '--bind-address', '127.0.0.1', '--cert-dir', certs.dir, '--log-level', 'warn'],
+      { stdio: ['ignore', out, out] },
+    );
+    const webhookUrl = `https://127.0.0.1:${port}/convert`;
+    const transport = await KubeTransport.create({ kubeconfig: cluster.kubeconfigPath });
+    const crd = buildCRD({ conversion: { url: webhookUrl, caBundle: Buffer.from(certs.caPem).toString('base64') } });
+    const ms = await installCRD(transport, crd);
+    log(`AITask CRD installed and served in ${ms} ms; conversion webhook on :${port}`);
+    return {
+      cluster,
+      webhookUrl,
+      webhookCA: certs.caPem,
+      env: { AIOPS_TEST_KUBECONFIG: cluster.kubeconfigPath, AIOPS_TEST_WEBHOOK_URL: webhookUrl, AIOPS_TEST_WEBHOOK_CA: certs.caPem },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
