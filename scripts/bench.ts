@@ -1,0 +1,29 @@
+// `npm run bench`: performance measured side by side (DESIGN §9). Starts the shared
+// environment once and runs each section, which prints its numbers and its ratio
+// against a baseline measured in the same run. Never used as a pass/fail gate.
+//
+// Usage: npm run bench [-- SECTION...]   sections: conversion (default: all)
+
+import { startEnvironment } from '../test/support/environment.ts';
+import { bench as conversion } from '../test/bench/conversion.ts';
+import type { Environment } from '../test/support/environment.ts';
+
+const sections: Record<string, (env: Environment) => Promise<void>> = { conversion };
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((s) => !(s in sections));
+if (unknown.length > 0) {
+  process.stderr.write(
+    `unknown bench section(s): ${unknown.join(', ')}; known: ${Object.keys(sections).join(', ')}\n`,
+  );
+  process.exit(2);
+}
+const env = await startEnvironment((l) => process.stderr.write(`[bench] ${l}\n`));
+try {
+  process.stdout.write(
+    `# aiops benchmarks — ${new Date().toISOString()}, node ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`,
+  );
+  for (const name of wanted.length > 0 ? wanted : Object.keys(sections)) await sections[name]?.(env);
+} finally {
+  await env.stop();
+}
