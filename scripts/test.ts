@@ -18,10 +18,13 @@ const args = process.argv.slice(2);
 const files = (
   args.length > 0
     ? args
-    : globSync('**/*.test.ts', { cwd: root, exclude: (f) => f === 'node_modules' || f === 'dist' || f.startsWith('node_modules/') })
+    : globSync('**/*.test.ts', {
+        cwd: root,
+        exclude: (f) => f === 'node_modules' || f === 'dist' || f.startsWith('node_modules/'),
+      })
 ).sort();
 
-let code = 1;
+let code: number;
 const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1').catch((err: unknown) => {
   say(`setup failed: ${(err as Error).message}`);
   process.exit(1);
@@ -29,11 +32,15 @@ const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1
 try {
   const concurrency = process.env['AIOPS_TEST_CONCURRENCY'] ?? '2';
   say(`running ${files.length} test files, ${concurrency} at a time`);
-  const run = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...files], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, ...env.env },
-  });
+  const run = spawn(
+    process.execPath,
+    ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...files],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, ...env.env },
+    },
+  );
   code = await new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
 } finally {
   await env.stop();
