@@ -1,0 +1,118 @@
+// Runs the operator as a child process (`node operator/main.ts`) for integration tests, as
+// it runs in production: its JSON log lines are collected, its /metrics can be read, and it
+// can be stopped with SIGTERM or killed with SIGKILL.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from '../harness/ports.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A running operator process. */
+export interface OperatorProcess {
+  readonly child: ChildProcess;
+  readonly metricsPort: number;
+  /** Parsed JSON log lines so far. */
+  readonly logs: Record<string, unknown>[];
+  /** Sum of the samples of metric `name` (all label sets) matching `labels`, from /metrics. */
+  metric(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
+  /** SIGTERM and wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/** Starts the operator with `args` (kubeconfig, ports and log level are set here). */
+export async function startOperatorProcess(
+  kubeconfig: string,
+  args: readonly string[],
+): Promise<OperatorProcess> {
+  const [metricsPort = 0, healthPort = 0] = await freePorts(2);
+  const child = spawn(
+    process.execPath,
+    [
+      'operator/main.ts',
+      `--kubeconfig=${kubeconfig}`,
+      `--metrics-port=${metricsPort}`,
+      `--health-port=${healthPort}`,
+      '--bind-address=127.0.0.1',
+      ...args,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const logs: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout.on('data', (c: Buffer) => {
+    buf += c.toString();
+    let nl = buf.indexOf('\n');
+    while (nl >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        logs.push({ msg: line });
+      }
+      nl = buf.indexOf('\n');
+    }
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${stderr}`);
+    const ok = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`operator not ready in 30 s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    metricsPort,
+    logs,
+    async metric(name, labels = {}) {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split('\n')) {
+        const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (!m || m[1] !== name) continue;
+        const ls = m[2] ?? '';
+        if (Object.entries(labels).every(([k, v]) => ls.includes(`${k}="${v}"`))) sum += Number(m[3]);
+      }
+      return sum;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Polls `check` every 200 ms until it returns a value other than undefined, or throws after `timeoutMs` (default 60 s). */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
