@@ -99,7 +99,7 @@ function walk(a: JSONSchemaProps, b: JSONSchemaProps, path: string, report: Repo
     report(
       'defaultChanged',
       path,
-      `${JSON.stringify(a.default) ?? 'none'} → ${JSON.stringify(b.default) ?? 'none'}`,
+      `${a.default === undefined ? 'none' : JSON.stringify(a.default)} → ${b.default === undefined ? 'none' : JSON.stringify(b.default)}`,
     );
   }
   if (b.enum) {
