@@ -1,7 +1,15 @@
-// Entry point of `kubectl aiops` (the bundled dist/kubectl-aiops runs this): wires the
-// process' streams and environment into the command line and exits with its code.
+// Entry point of `kubectl aiops` (the bundled dist/kubectl-aiops runs this): turns on V8's
+// on-disk compile cache for faster starts, wires the process' streams and environment into
+// the command line, and exits with its code. A closed stdout (`| head`) ends quietly.
 
+import { enableCompileCache } from 'node:module';
 import { run } from './program.ts';
+
+enableCompileCache();
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
 
 process.exitCode = await run(process.argv.slice(2), {
   out: (s) => process.stdout.write(s),

@@ -38,17 +38,6 @@ export interface CommandContext {
   session(): Promise<Session>;
 }
 
-const COMMAND_NAMES = [
-  'describe',
-  'explain-phase',
-  'force-finalize',
-  'generation-diff',
-  'version',
-  'completion',
-] as const;
-/** The user-visible commands, for completion. */
-export const COMMANDS: readonly string[] = COMMAND_NAMES;
-
 type Body = (ctx: CommandContext, args: string[], opts: Record<string, unknown>) => Promise<number>;
 
 /** Builds the program; `state.exitCode` receives the exit code of the command that ran. */
@@ -147,15 +136,6 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .addHelpText('after', EXAMPLES.completion)
     .action(runner(async () => (await import('./commands/completion.ts')).completion));
 
-  program
-    .command('__complete', { hidden: true })
-    .argument('[words...]')
-    .allowUnknownOption()
-    .helpOption(false)
-    .action(async (words: string[]) => {
-      const { complete } = await import('./commands/completion.ts');
-      io.out(await complete(program, words));
-    });
   return program;
 }
 
@@ -186,6 +166,11 @@ const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'comman
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const state = { exitCode: ExitCode.Ok as number, errorContext: {} as ErrorContext };
   const program = buildProgram(io, state);
+  if (argv[0] === COMPLETE_COMMAND) {
+    const { complete } = await import('./commands/completion.ts');
+    io.out(await complete(program, argv.slice(1)));
+    return ExitCode.Ok;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return state.exitCode;
