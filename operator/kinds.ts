@@ -18,7 +18,7 @@ export interface Deployment {
   apiVersion?: 'apps/v1';
   kind?: 'Deployment';
   metadata: ObjectMeta;
-  spec?: { replicas?: number; selector?: LabelSelector };
+  spec?: { replicas?: number; selector?: LabelSelector; template?: Record<string, unknown> };
   status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
 }
 

@@ -43,7 +43,7 @@ async function clients() {
   };
 }
 
-function deployment(name: string, replicas: number): Deployment & { spec: object } {
+function deployment(name: string, replicas: number): Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -56,7 +56,7 @@ function deployment(name: string, replicas: number): Deployment & { spec: object
         spec: { containers: [{ name: 'app', image: 'nginx' }] },
       },
     },
-  } as Deployment & { spec: object };
+  };
 }
 
 /** A v2 AITask reading the exporter's gauge for `series`. */

@@ -1,0 +1,124 @@
+// Integration: two operator processes with leader election on a Lease. Only the leader
+// acts; after `kill -9` of the leader the standby takes over once the lease expires, and
+// the action already taken is not taken again.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ResourceClient } from '../api/kube/resources.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
+import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../test/support/prometheus.ts';
+import { Resources, type Deployment, type KubeEvent, type Lease } from './kinds.ts';
+
+let exporter: Exporter;
+let prometheus: Prometheus;
+before(async () => {
+  exporter = await startExporter();
+  prometheus = await startPrometheus([exporter.address]);
+});
+after(async () => {
+  await prometheus.stop();
+  await exporter.close();
+});
+
+test('leader election: one actor; kill -9 the leader, the standby takes over, nothing is done twice', async (t) => {
+  const ns = await freshNamespace('op-leader', (fn) => t.after(fn));
+  const transport = await testTransport();
+  const tasks = await testAITasks('v2');
+  const deployments = new ResourceClient<Deployment>(transport, Resources.deployments);
+  const leases = new ResourceClient<Lease>(transport, Resources.leases);
+  const events = new ResourceClient<KubeEvent>(transport, Resources.events);
+  exporter.set('aiops_test_load', { series: ns }, 5);
+  await eventually('Prometheus to scrape', async () =>
+    (await prometheus.query(`aiops_test_load{series="${ns}"}`)) === 5 ? true : undefined,
+  );
+  await deployments.create(ns, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'app', image: 'nginx' }] },
+      },
+    },
+  });
+  const args = [
+    `--namespace=${ns}`,
+    `--prometheus-url=${prometheus.url}`,
+    '--leader-elect',
+    `--leader-election-namespace=${ns}`,
+    '--lease-duration=4s',
+    '--renew-deadline=3s',
+    '--retry-period=500ms',
+  ];
+  const ops: OperatorProcess[] = [];
+  t.after(async () => {
+    await Promise.all(ops.map((o) => o.stop()));
+  });
+  ops.push(await startOperatorProcess(testKubeconfig(), args));
+  ops.push(await startOperatorProcess(testKubeconfig(), args));
+  const holder = await eventually('a leader', async () => {
+    const l = await leases.get(ns, 'aiops-operator-leader');
+    return l.spec.holderIdentity ?? undefined;
+  });
+  const identityOf = (o: OperatorProcess): unknown =>
+    o.logs.find((l) => l.msg === 'serving endpoints')?.identity;
+  const leader = ops.find((o) => identityOf(o) === holder);
+  const standby = ops.find((o) => o !== leader);
+  assert.ok(leader && standby, `leader ${holder} is one of the two processes`);
+
+  const task: v2.AITask = {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'lead' },
+    spec: {
+      target: { kind: 'Deployment', name: 'web' },
+      trigger: { query: `aiops_test_load{series="${ns}"}`, threshold: 1 },
+      remediation: { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 3600 },
+      intervalSeconds: 10,
+    },
+  };
+  await tasks.create(ns, task);
+  const acted = await eventually('the leader to scale once', async () => {
+    const o = await tasks.get(ns, 'lead');
+    return o.status?.lastDecision?.executed === true ? o : undefined;
+  });
+  assert.equal((await deployments.get(ns, 'web')).spec?.replicas, 3);
+  assert.equal(await standby.metric('aiops_reconcile_total'), 0, 'the standby does not reconcile');
+  assert.equal(await leader.metric('aiops_actions_total', { outcome: 'executed' }), 1);
+
+  const killedAt = Date.now();
+  await leader.kill();
+  const newHolder = await eventually(
+    'the standby to take the lease',
+    async () => {
+      const l = await leases.get(ns, 'aiops-operator-leader');
+      return l.spec.holderIdentity === identityOf(standby) ? true : undefined;
+    },
+    20_000,
+  );
+  assert.ok(newHolder);
+  t.diagnostic(`takeover after ${Date.now() - killedAt} ms (lease duration 4000 ms)`);
+  await eventually('the new leader to reconcile', async () =>
+    (await standby.metric('aiops_reconcile_total')) > 0 ? true : undefined,
+  );
+  await tasks.patch(ns, 'lead', { metadata: { annotations: { poke: '1' } }, spec: { intervalSeconds: 11 } });
+  await eventually('the new leader to observe generation 2', async () =>
+    (await tasks.get(ns, 'lead')).status?.observedGeneration === 2 ? true : undefined,
+  );
+  const final = await tasks.get(ns, 'lead');
+  assert.equal((await deployments.get(ns, 'web')).spec?.replicas, 3, 'not scaled a second time');
+  assert.equal(final.status?.lastDecision?.id, acted.status?.lastDecision?.id);
+  assert.equal(await standby.metric('aiops_actions_total', { outcome: 'executed' }), 0);
+  const scaleEvents = (await events.list(ns)).items.filter((e) => e.reason === 'ScaleUp');
+  assert.equal(scaleEvents.length, 1);
+});
