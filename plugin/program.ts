@@ -38,6 +38,9 @@ export interface CommandContext {
   session(): Promise<Session>;
 }
 
+/** Hidden first word kubectl_complete-aiops passes: the rest of the words are completed verbatim. */
+export const COMPLETE_COMMAND = '__complete';
+
 type Body = (ctx: CommandContext, args: string[], opts: Record<string, unknown>) => Promise<number>;
 
 /** Builds the program; `state.exitCode` receives the exit code of the command that ran. */
