@@ -20,34 +20,27 @@ export interface PolicyRule {
  * granted here.
  */
 export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
-  /** The AITask informer (list/watch), and finalizer add/remove through update/patch. */
-  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
-  /** Status writes through the status subresource. */
-  { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['get', 'update', 'patch'] },
-  /** Setting finalizers on an AITask owned by the operator's controller. */
-  { apiGroups: [GROUP], resources: [`${PLURAL}/finalizers`], verbs: ['update'] },
-  /** Targets: reading the watched Deployments. */
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch'] },
-  /** ScaleUp/ScaleDown go through the scale subresource only. */
-  { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['get', 'update', 'patch'] },
-  /** Finding a Deployment's pods through its current ReplicaSet. */
-  { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['get', 'list'] },
-  /** Bounded spec history: one owned ControllerRevision per observed generation. */
-  {
-    apiGroups: ['apps'],
-    resources: ['controllerrevisions'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-  },
-  /** Pod health of the target, and the node of the worst pod for CordonNode. */
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+  /** The AITask informer (list/watch), a fresh read before settling an interrupted decision, finalizer merge patches. */
+  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch'] },
+  /** Status writes: PUT of the status subresource, bound to the resourceVersion. */
+  { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['update'] },
+  /** The Deployment informer (targets). */
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list', 'watch'] },
+  /** ScaleUp/ScaleDown: read the scale subresource, then PUT it bound to its resourceVersion. */
+  { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['get', 'update'] },
+  /** Bounded spec history: create one owned ControllerRevision per generation, list and prune. */
+  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create', 'delete'] },
+  /** RestartPod and CordonNode list the target's pods by its selector. */
+  { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   /** RestartPod evicts through the Eviction API, which honours PodDisruptionBudgets. */
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   /** CordonNode and the finalizer's uncordon patch `spec.unschedulable`. */
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-  /** An Event for every decision, action and guardrail refusal. */
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
+  /** An Event (events.k8s.io/v1) for every decision, action and guardrail refusal. */
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
   /**
-   * The AITask CRD only: read its conversion and storedVersions, and patch the
+   * For the conversion webhook hosted in the operator process (the controller makes no such
+   * call). The AITask CRD only: read its conversion and storedVersions, and patch the
    * conversion webhook's caBundle when the operator manages its own serving certificate
    * (plain install; OLM injects the caBundle itself).
    */
@@ -64,8 +57,8 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
  * and the webhook serving certificate never need access anywhere else.
  */
 export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
-  /** Leader election on a coordination.k8s.io Lease. */
+  /** Leader election on a coordination.k8s.io Lease: read, create when absent, renew/release by PUT. */
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-  /** The webhook serving certificate Secret. */
+  /** The webhook serving certificate Secret (the hosted conversion webhook; not the controller). */
   { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
 ];

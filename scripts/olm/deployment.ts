@@ -19,12 +19,15 @@ export const WEBHOOK_SERVICE_PORT = 443;
 /** Where the webhook reads `tls.crt`/`tls.key`: the path OLM mounts its serving certificate at. */
 export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
-/** Flags every install passes to the operator. */
+/**
+ * Flags every install passes to the operator (see `npm run operator -- --help`). The Lease
+ * lives in the install namespace, which OLM chooses, so it comes from the downward API.
+ */
 export const OPERATOR_ARGS = [
   '--leader-elect',
-  `--metrics-bind-address=:${PORTS.metrics}`,
-  `--health-probe-bind-address=:${PORTS.health}`,
-  `--webhook-port=${PORTS.webhook}`,
+  '--leader-election-namespace=$(POD_NAMESPACE)',
+  `--metrics-port=${PORTS.metrics}`,
+  `--health-port=${PORTS.health}`,
 ];
 
 export interface DeploymentOptions {

@@ -1,0 +1,148 @@
+// Does with the committed CSV what OLM does at install: creates the ServiceAccount and
+// exactly the CSV's permissions (a Role in the install namespace) and clusterPermissions
+// (a ClusterRole), issues the ServiceAccount a token through the TokenRequest API, and
+// writes a kubeconfig that authenticates with it, so the operator runs with no more
+// access than an OLM install gives it.
+
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { PolicyRule } from '../../api/rbac.ts';
+import { fromYaml } from '../../api/yaml.ts';
+import { PATHS } from '../../scripts/olm/render.ts';
+import { ROOT } from './validators.ts';
+
+interface Permission {
+  serviceAccountName: string;
+  rules: PolicyRule[];
+}
+
+/** The parts of the committed CSV an install reads. */
+export interface InstallSpec {
+  readonly permissions: Permission[];
+  readonly clusterPermissions: Permission[];
+  readonly webhook: {
+    deploymentName: string;
+    containerPort: number;
+    webhookPath: string;
+    admissionReviewVersions: string[];
+    conversionCRDs: string[];
+  };
+}
+
+/** Reads the install strategy and conversion webhook of bundle/'s CSV. */
+export function csvInstallSpec(): InstallSpec {
+  const csv = fromYaml(
+    readFileSync(join(ROOT, PATHS.manifests, 'aiops-operator.clusterserviceversion.yaml'), 'utf8'),
+  ) as { spec: { install: { spec: InstallSpec }; webhookdefinitions: InstallSpec['webhook'][] } };
+  const [webhook] = csv.spec.webhookdefinitions;
+  if (!webhook) throw new Error('the CSV has no webhookdefinition');
+  const { permissions, clusterPermissions } = csv.spec.install.spec;
+  return { permissions, clusterPermissions, webhook };
+}
+
+/**
+ * The `spec.conversion` OLM writes into each conversion CRD for a CSV installed in
+ * `namespace` (OLM's createOrUpdateConversionWebhook).
+ */
+export function olmConversion(
+  spec: InstallSpec,
+  namespace: string,
+  caBundle: string,
+): Record<string, unknown> {
+  return {
+    strategy: 'Webhook',
+    webhook: {
+      conversionReviewVersions: spec.webhook.admissionReviewVersions,
+      clientConfig: {
+        service: {
+          namespace,
+          name: `${spec.webhook.deploymentName.replaceAll('.', '-')}-service`,
+          path: spec.webhook.webhookPath,
+          port: spec.webhook.containerPort,
+        },
+        caBundle,
+      },
+    },
+  };
+}
+
+const rbac = 'rbac.authorization.k8s.io';
+
+/**
+ * Creates the ServiceAccount, Role/RoleBinding and ClusterRole/ClusterRoleBinding of
+ * `spec` (rules passed through `edit`, default unchanged) for `namespace`, registers
+ * their removal with `after`, and returns a kubeconfig path for the ServiceAccount.
+ */
+export async function installAsOLM(
+  admin: KubeTransport,
+  adminKubeconfig: string,
+  namespace: string,
+  spec: InstallSpec,
+  dir: string,
+  after: (fn: () => Promise<void>) => void,
+  edit: (rules: PolicyRule[]) => PolicyRule[] = (r) => r,
+): Promise<string> {
+  const [perm] = spec.permissions;
+  const [clusterPerm] = spec.clusterPermissions;
+  if (!perm || !clusterPerm || perm.serviceAccountName !== clusterPerm.serviceAccountName) {
+    throw new Error('the CSV must grant one ServiceAccount both permissions and clusterPermissions');
+  }
+  const sa = perm.serviceAccountName;
+  const name = `${sa}-${randomBytes(3).toString('hex')}`;
+  const subjects = [{ kind: 'ServiceAccount', name: sa, namespace }];
+  const post = (path: string, body: unknown): Promise<unknown> =>
+    admin.request({ method: 'POST', path, body });
+  await post(`/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name: sa } });
+  await post(`/apis/${rbac}/v1/namespaces/${namespace}/roles`, {
+    metadata: { name },
+    rules: edit(perm.rules),
+  });
+  await post(`/apis/${rbac}/v1/namespaces/${namespace}/rolebindings`, {
+    metadata: { name },
+    roleRef: { apiGroup: rbac, kind: 'Role', name },
+    subjects,
+  });
+  after(async () => {
+    for (const kind of ['clusterrolebindings', 'clusterroles']) {
+      await admin
+        .request({ method: 'DELETE', path: `/apis/${rbac}/v1/${kind}/${name}` })
+        .catch(() => undefined);
+    }
+  });
+  await post(`/apis/${rbac}/v1/clusterroles`, { metadata: { name }, rules: edit(clusterPerm.rules) });
+  await post(`/apis/${rbac}/v1/clusterrolebindings`, {
+    metadata: { name },
+    roleRef: { apiGroup: rbac, kind: 'ClusterRole', name },
+    subjects,
+  });
+  const review = await admin.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  return writeTokenKubeconfig(adminKubeconfig, review.status.token, join(dir, `${name}.kubeconfig`));
+}
+
+/** A kubeconfig for the admin kubeconfig's current cluster that authenticates with `token`. */
+function writeTokenKubeconfig(adminKubeconfig: string, token: string, path: string): string {
+  const kc = fromYaml(readFileSync(adminKubeconfig, 'utf8')) as {
+    'current-context'?: string;
+    contexts: { name: string; context: { cluster: string } }[];
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+  };
+  const context = kc.contexts.find((c) => c.name === kc['current-context']) ?? kc.contexts[0];
+  const cluster = kc.clusters.find((c) => c.name === context?.context.cluster);
+  if (!cluster) throw new Error(`${adminKubeconfig} has no current cluster`);
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'test', cluster: cluster.cluster }],
+    users: [{ name: 'operator', user: { token } }],
+    contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
+    'current-context': 'operator',
+  };
+  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+  return path;
+}
