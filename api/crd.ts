@@ -24,7 +24,11 @@ export type ConversionTarget =
     };
 
 export interface CRDOptions {
-  /** Versions to serve (default: all). The storage version must be among them. */
+  /** Versions the CRD lists at all (default: all); older releases lacked the newer ones. */
+  readonly versions?: readonly VersionName[];
+  /** Versions marked deprecated, with a warning (default: v1alpha1). */
+  readonly deprecated?: readonly VersionName[];
+  /** Versions to serve (default: all listed). The storage version must be among them. */
   readonly served?: readonly VersionName[];
   /** Storage version (default: v2). */
   readonly storage?: VersionName;
@@ -144,20 +148,23 @@ function printerColumns(version: VersionName): PrinterColumn[] {
 
 /** Builds the AITask CRD. Throws if the options describe an impossible CRD. */
 export function buildCRD(options: CRDOptions = {}): CustomResourceDefinition {
-  const served = options.served ?? VERSIONS;
+  const listed = VERSIONS.filter((v) => (options.versions ?? VERSIONS).includes(v));
+  const served = options.served ?? listed;
+  const deprecated = options.deprecated ?? ['v1alpha1'];
   const storage = options.storage ?? HUB_VERSION;
   if (!served.includes(storage)) throw new Error(`storage version ${storage} must be served`);
   if (!options.conversion && served.length > 1) {
     throw new Error('serving more than one version needs a conversion webhook');
   }
-  const versions = VERSIONS.map((name): CRDVersion => ({
+  if (!listed.includes(storage)) throw new Error(`storage version ${storage} must be listed`);
+  const versions = listed.map((name): CRDVersion => ({
     name,
     served: served.includes(name),
     storage: name === storage,
-    ...(name === 'v1alpha1'
+    ...(deprecated.includes(name)
       ? {
           deprecated: true,
-          deprecationWarning: `${GROUP}/v1alpha1 AITask is deprecated; use ${GROUP}/v2 (kubectl aiops migrate-storage moves stored objects)`,
+          deprecationWarning: `${GROUP}/${name} AITask is deprecated; use ${GROUP}/${HUB_VERSION} (kubectl aiops migrate-storage moves stored objects)`,
         }
       : {}),
     schema: { openAPIV3Schema: objectSchema(name) },

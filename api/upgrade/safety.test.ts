@@ -34,7 +34,7 @@ test('the current CRD upgraded to itself is safe', () => {
 test('additive changes are safe', () => {
   const next = edit('v1', (spec) => {
     spec.properties['note'] = { type: 'string' } as Mutable;
-    (spec.properties['threshold'] as Mutable).minimum = undefined;
+    Reflect.deleteProperty(spec.properties['threshold'] as Mutable, 'minimum');
     (spec.properties['action'] as Mutable).enum = [
       ...((spec.properties['action'] as Mutable).enum ?? []),
       'drain',
