@@ -137,11 +137,20 @@ async function rewrite(
 }
 
 async function probeConversion(transport: KubeTransport, crd: CRDView, storage: string): Promise<void> {
-  const others = crd.spec.versions.filter((v) => v.served && v.name !== storage);
-  for (const v of others) {
+  const sample = (
+    await new ResourceClient<Obj>(transport, aitaskResource(storage as 'v2')).list(undefined, { limit: 1 })
+  ).items[0];
+  if (sample === undefined) return;
+  for (const v of crd.spec.versions.filter((x) => x.served && x.name !== storage)) {
     try {
-      await new ResourceClient<Obj>(transport, aitaskResource(v.name as 'v2')).list(undefined, { limit: 1 });
+      // A GET reads etcd and converts; a LIST may be answered from the watch cache's
+      // already-converted copies even when the webhook is down.
+      await new ResourceClient<Obj>(transport, aitaskResource(v.name as 'v2')).get(
+        sample.metadata.namespace,
+        sample.metadata.name ?? '',
+      );
     } catch (err) {
+      if (err instanceof NotFoundError) continue;
       const why = err instanceof ApiError ? err.message : String(err);
       throw new MigrationRefused(
         `cannot read AITasks at ${v.name}, so the conversion webhook looks unreachable; fix it before migrating (${why})`,
