@@ -25,12 +25,16 @@ export class History {
     this.#limit = limit;
   }
 
-  /** Records `task`'s current generation (idempotent) and deletes revisions beyond the limit. */
+  /**
+   * Records `task`'s current generation (idempotent) and deletes revisions beyond the limit;
+   * the list for pruning is skipped while the generation is within the limit (there cannot be more).
+   */
   async record(task: v2.AITask): Promise<void> {
     const namespace = task.metadata.namespace ?? '';
     await this.#revisions.create(namespace, buildRevision(task)).catch((err: unknown) => {
       if (!(err instanceof AlreadyExistsError)) throw err;
     });
+    if ((task.metadata.generation ?? 0) <= this.#limit) return;
     const list = await this.#revisions.list(namespace, {
       labelSelector: revisionSelector(task.metadata.uid ?? ''),
     });

@@ -65,14 +65,18 @@ function targetKeys(task: v2.AITask): string[] {
   return [`${task.spec.target.namespace ?? task.metadata.namespace ?? ''}/${task.spec.target.name}`];
 }
 
-/** True when an AITask update needs a reconcile now (status-only writes do not). */
+/**
+ * True when an AITask update needs a reconcile now: a spec change, a deletion, or finalizer
+ * changes while deleting. Status writes and the operator's own finalizer patch do not; a
+ * finalizer removed by someone else is put back at the next interval.
+ */
 function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
   const a = oldT.metadata;
   const b = newT.metadata;
   return (
     a.generation !== b.generation ||
     a.deletionTimestamp !== b.deletionTimestamp ||
-    (a.finalizers ?? []).join() !== (b.finalizers ?? []).join()
+    (b.deletionTimestamp !== undefined && (a.finalizers ?? []).join() !== (b.finalizers ?? []).join())
   );
 }
 
