@@ -86,7 +86,14 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
     case Reason.DryRun:
       return `let it act: ${patch('{"spec":{"dryRun":false}}')}`;
     case Reason.AwaitingApproval:
-      return `approve the pending decision: kubectl aiops approve ${name} -n ${ns}`;
+      return `approval is Manual: run the action yourself, or let the operator act: ${patch('{"spec":{"approval":"Auto"}}')}`;
+    case 'AtMaxReplicas':
+    case 'AtMinReplicas':
+      return 'the scale bound is reached: widen spec.remediation.scale (minReplicas/maxReplicas) or pick another action';
+    case 'PodDisruptionBudget':
+      return `a PodDisruptionBudget blocks the eviction: wait for more pods of ${ref} to be ready, or relax the budget`;
+    case 'NoPodToRestart':
+      return `no pod of ${ref} qualifies for a restart: check its pods (kubectl get pods -n <namespace>)`;
     case Reason.MaxAttemptsReached:
       return `fix ${ref} by hand (attempts reset when it recovers), or raise spec.remediation.maxAttempts`;
     case Reason.Cooldown:
@@ -108,9 +115,11 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
   }
 }
 
+/** Abnormal conditions as causes, one per reason (several conditions often share one). */
 function conditionCauses(conditions: readonly Condition[]): Cause[] {
+  const seen = new Set<string>();
   return conditions
-    .filter((c) => ABNORMAL[c.type] === c.status)
+    .filter((c) => ABNORMAL[c.type] === c.status && !seen.has(c.reason) && seen.add(c.reason))
     .map((c) => ({ reason: c.reason, condition: c.type, message: c.message }));
 }
 
@@ -141,7 +150,8 @@ function impliedCauses(task: Task, causes: Cause[]): void {
       message: 'spec.dryRun is true: decisions are recorded, never executed',
     });
   const pending = status.pendingDecision;
-  if ((status.phase === 'AwaitingApproval' || pending !== undefined) && !has(causes, Reason.AwaitingApproval))
+  const waiting = status.phase === 'AwaitingApproval' || (task.spec.approval === 'Manual' && pending !== undefined);
+  if (waiting && !has(causes, Reason.AwaitingApproval))
     causes.push({
       reason: Reason.AwaitingApproval,
       message: pending

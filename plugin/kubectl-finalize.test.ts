@@ -1,0 +1,195 @@
+// Integration tests of `kubectl aiops force-finalize` and `generation-diff` through the
+// real kubectl: an AITask stuck in Terminating with a dead (then a live) operator Lease and
+// a cordoned node it owes, and an AITask whose observedGeneration lags its generation.
+
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { FINALIZER } from '../api/install.ts';
+import { ResourceClient } from '../api/kube/resources.ts';
+import { buildRevision } from '../api/revisions.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
+import { Resources, type NodeLike } from './kinds.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+
+let PATH = '';
+let KC = '';
+const run = (args: readonly string[]): Promise<KubectlResult> =>
+  kubectl(PATH, ['aiops', ...args], { KUBECONFIG: KC });
+const micro = (d: Date): string => d.toISOString().replace(/Z$/, '000Z');
+
+before(() => {
+  PATH = buildAndInstall();
+  KC = testKubeconfig();
+});
+
+function spec(threshold = 0.8): v2.Spec {
+  return {
+    target: { kind: 'Deployment', name: 'web' },
+    trigger: { threshold },
+    remediation: { action: 'CordonNode' },
+  };
+}
+
+async function lease(ns: string, renewed: Date): Promise<void> {
+  const leases = new ResourceClient(await testTransport(), Resources.leases);
+  const body = {
+    metadata: { name: 'aiops-operator-leader', namespace: ns },
+    spec: { holderIdentity: 'aiops-operator-abc', leaseDurationSeconds: 15, renewTime: micro(renewed) },
+  };
+  await leases.delete(ns, 'aiops-operator-leader').catch(() => undefined);
+  await leases.create(ns, body);
+}
+
+/** A node of our own (no kwok annotation, so nothing else manages it), cordoned. */
+async function cordonedNode(
+  name: string,
+  after: (fn: () => Promise<void>) => void,
+): Promise<ResourceClient<NodeLike>> {
+  const nodes = new ResourceClient<NodeLike>(await testTransport(), Resources.nodes);
+  await nodes.create(undefined, { metadata: { name }, spec: { unschedulable: true } });
+  after(async () => {
+    await nodes.delete(undefined, name).catch(() => undefined);
+  });
+  return nodes;
+}
+
+void describe('kubectl aiops force-finalize', () => {
+  void test('dry run, refusal while the operator lives, then --yes: node uncordoned, finalizer gone, object deleted', async (t) => {
+    const ns = await freshNamespace('plugin-ff', (fn) => t.after(fn));
+    const opNs = await freshNamespace('plugin-ffop', (fn) => t.after(fn));
+    const node = `${ns}-node`;
+    const nodes = await cordonedNode(node, (fn) => t.after(fn));
+    const tasks = await testAITasks('v2');
+    await tasks.create(ns, {
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name: 'stuck', finalizers: [FINALIZER] },
+      spec: spec(),
+    });
+    await tasks.patchStatus(ns, 'stuck', { phase: 'Healed', observedGeneration: 1, cordonedNodes: [node] });
+    const args = ['force-finalize', 'stuck', '-n', ns, '--lease-namespace', opNs];
+
+    const notDeleted = await run(args);
+    assert.equal(notDeleted.code, 3, notDeleted.stderr);
+    assert.match(notDeleted.stderr, /^error: aitask "stuck" in namespace ".*" is not being deleted/);
+
+    await tasks.delete(ns, 'stuck');
+    const dry = await run(args);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /Terminating for/);
+    assert.match(dry.stdout, new RegExp(`${FINALIZER} +remove`));
+    assert.match(dry.stdout, /Operator: absent: no leader Lease exists/);
+    assert.match(dry.stdout, new RegExp(`${node} +uncordon +cordoned by this AITask`));
+    assert.match(dry.stdout, /Dry run: nothing changed/);
+    assert.equal((await nodes.get(undefined, node)).spec?.unschedulable, true);
+    assert.deepEqual((await tasks.get(ns, 'stuck')).metadata.finalizers, [FINALIZER]);
+
+    await lease(opNs, new Date());
+    const alive = await run([...args, '--yes']);
+    assert.equal(alive.code, 3);
+    assert.match(
+      alive.stderr,
+      /^error: the operator is alive \(aiops-operator-abc renewed the leader Lease \d+s ago/,
+    );
+    assert.deepEqual((await tasks.get(ns, 'stuck')).metadata.finalizers, [FINALIZER]);
+    const forced = JSON.parse((await run([...args, '--force', '-o', 'json'])).stdout) as {
+      dryRun: boolean;
+      plan: { operator: { verdict: string } };
+    };
+    assert.equal(forced.dryRun, true);
+    assert.equal(forced.plan.operator.verdict, 'alive');
+
+    await lease(opNs, new Date(Date.now() - 10 * 60_000));
+    const yaml = await run([...args, '-o', 'yaml']);
+    assert.match(yaml.stdout, /verdict: expired/);
+    const yes = await run([...args, '--yes']);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.match(
+      yes.stdout,
+      new RegExp(`node/${node} uncordoned\\nfinalizer ${FINALIZER} removed\\naitask "stuck" deleted`),
+    );
+    assert.notEqual((await nodes.get(undefined, node)).spec?.unschedulable, true);
+    await assert.rejects(tasks.get(ns, 'stuck'), { name: 'NotFoundError' });
+  });
+
+  void test('removes only our finalizer; --all removes the rest; --skip-cleanup leaves nodes cordoned', async (t) => {
+    const ns = await freshNamespace('plugin-ff2', (fn) => t.after(fn));
+    const node = `${ns}-node`;
+    const nodes = await cordonedNode(node, (fn) => t.after(fn));
+    const tasks = await testAITasks('v2');
+    await tasks.create(ns, {
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name: 'two', finalizers: [FINALIZER, 'example.com/keep'] },
+      spec: spec(),
+    });
+    await tasks.patchStatus(ns, 'two', { cordonedNodes: [node] });
+    await tasks.delete(ns, 'two');
+    const args = ['force-finalize', 'two', '-n', ns, '--lease-namespace', ns];
+    const ours = JSON.parse((await run([...args, '--yes', '--skip-cleanup', '-o', 'json'])).stdout) as {
+      outcome: { removedFinalizers: string[]; deleted: boolean };
+    };
+    assert.deepEqual(ours.outcome, { uncordoned: [], removedFinalizers: [FINALIZER], deleted: false });
+    assert.deepEqual((await tasks.get(ns, 'two')).metadata.finalizers, ['example.com/keep']);
+    assert.equal((await nodes.get(undefined, node)).spec?.unschedulable, true);
+    const all = await run([...args, '--yes', '--all']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /finalizer example.com\/keep removed\naitask "two" deleted/);
+  });
+});
+
+void describe('kubectl aiops generation-diff', () => {
+  void test('a lagging observedGeneration shows the changed fields; in sync exits 0', async (t) => {
+    const ns = await freshNamespace('plugin-gd', (fn) => t.after(fn));
+    const tasks = await testAITasks('v2');
+    const revisions = new ResourceClient(await testTransport(), Resources.controllerRevisions);
+    const first = await tasks.create(ns, {
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name: 'web' },
+      spec: { ...spec(), intervalSeconds: 30 },
+    });
+    await revisions.create(ns, buildRevision(first));
+    await tasks.patchStatus(ns, 'web', { phase: 'Monitoring', observedGeneration: 1 });
+    await tasks.patch(ns, 'web', {
+      spec: { trigger: { threshold: 0.9 }, dryRun: true, intervalSeconds: null },
+    });
+
+    const lag = await run(['generation-diff', 'web', '-n', ns, '--color', 'never']);
+    assert.equal(lag.code, 1, lag.stderr);
+    assert.match(lag.stdout, /generation 2, observed 1 \(lagging by 1\)/);
+    assert.match(
+      lag.stdout,
+      /spec changes from generation 1 to 2:\n {2}\+ spec\.dryRun: true\n {2}- spec\.intervalSeconds: 30\n {2}~ spec\.trigger\.threshold: 0\.8 → 0\.9\n/,
+    );
+    const coloured = await run(['generation-diff', 'web', '-n', ns, '--color', 'always']);
+    assert.ok(coloured.stdout.includes('\u001b[32m  + spec.dryRun: true\u001b[39m'), coloured.stdout);
+    const j = JSON.parse((await run(['generation-diff', 'web', '-n', ns, '-o', 'json'])).stdout) as {
+      inSync: boolean;
+      changes: { path: string; op: string }[];
+    };
+    assert.equal(j.inSync, false);
+    assert.deepEqual(
+      j.changes.map((c) => `${c.op} ${c.path}`),
+      ['added spec.dryRun', 'removed spec.intervalSeconds', 'changed spec.trigger.threshold'],
+    );
+    assert.match((await run(['generation-diff', 'web', '-n', ns, '-o', 'yaml'])).stdout, /^inSync: false$/m);
+
+    const explicit = await run(['generation-diff', 'web', '1', '2', '-n', ns]);
+    assert.equal(explicit.code, 1);
+    const same = await run(['generation-diff', 'web', '2', '2', '-n', ns]);
+    assert.equal(same.code, 0, same.stderr);
+    const missing = await run(['generation-diff', 'web', '5', '-n', ns]);
+    assert.equal(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /^error: generation 5 of aitask "web" in namespace ".*" is not kept \(kept: 1, 2\)/,
+    );
+
+    await tasks.patchStatus(ns, 'web', { observedGeneration: 2 });
+    const sync = await run(['generation-diff', 'web', '-n', ns]);
+    assert.equal(sync.code, 0, sync.stderr);
+    assert.match(sync.stdout, /generation 2, observed 2 \(in sync\)\nnothing to diff/);
+  });
+});
