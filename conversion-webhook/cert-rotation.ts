@@ -134,7 +134,7 @@ function needsRenewal(pem: string, names: readonly string[], now: Date, renewBef
 function writeIfChanged(dir: string, file: string, content: string): void {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, file);
-  let current = '';
+  let current: string;
   try {
     current = readFileSync(path, 'utf8');
   } catch {
