@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FINALIZER } from '../api/install.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { planFinalize, planHasWork, type FinalizeInputs, type OperatorEvidence } from './finalize-plan.ts';
+import type { NodeLike } from './kinds.ts';
+
+const dead: OperatorEvidence = {
+  verdict: 'expired',
+  message: 'op last renewed 600s ago',
+  lease: 'aiops-system/aiops-operator-leader',
+};
+const alive: OperatorEvidence = {
+  verdict: 'alive',
+  message: 'op renewed 2s ago',
+  lease: 'aiops-system/aiops-operator-leader',
+};
+const cordoned: NodeLike = { spec: { unschedulable: true } };
+
+function inputs(
+  over: {
+    deleting?: boolean;
+    finalizers?: string[];
+    nodes?: string[];
+    operator?: OperatorEvidence;
+    live?: Record<string, NodeLike | undefined>;
+    claimed?: Record<string, string[]>;
+  } = {},
+): FinalizeInputs {
+  const task: v2.AITask = {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: {
+      name: 'web',
+      namespace: 'prod',
+      resourceVersion: '42',
+      finalizers: over.finalizers ?? [FINALIZER],
+      ...(over.deleting === false ? {} : { deletionTimestamp: '2026-01-01T00:00:00Z' }),
+    },
+    spec: {
+      target: { kind: 'Deployment', name: 'web' },
+      trigger: { threshold: 1 },
+      remediation: { action: 'CordonNode' },
+    },
+    status: { cordonedNodes: over.nodes ?? [] },
+  };
+  return {
+    task,
+    operator: over.operator ?? dead,
+    nodes: new Map(Object.entries(over.live ?? {})),
+    claimedByOthers: new Map(Object.entries(over.claimed ?? {})),
+  };
+}
+const flags = { force: false, all: false, skipCleanup: false };
+
+void test('planFinalize refuses objects not being deleted and live operators unless forced', () => {
+  assert.match(planFinalize(inputs({ deleting: false }), flags).refusal ?? '', /not being deleted/);
+  assert.match(planFinalize(inputs({ operator: alive }), flags).refusal ?? '', /operator is alive .*--force/);
+  assert.equal(planFinalize(inputs({ operator: alive }), { ...flags, force: true }).refusal, undefined);
+  assert.equal(
+    planFinalize(inputs({ operator: { verdict: 'unknown', message: 'forbidden', lease: 'x/y' } }), flags)
+      .refusal,
+    undefined,
+  );
+});
+
+void test('planFinalize removes only our finalizer unless --all', () => {
+  const both = inputs({ finalizers: [FINALIZER, 'example.com/keep'] });
+  assert.deepEqual(planFinalize(both, flags).finalizers, [
+    { name: FINALIZER, action: 'remove' },
+    { name: 'example.com/keep', action: 'keep' },
+  ]);
+  assert.ok(planFinalize(both, { ...flags, all: true }).finalizers.every((f) => f.action === 'remove'));
+  const foreign = planFinalize(
+    inputs({ finalizers: ['example.com/keep'], nodes: ['n1'], live: { n1: cordoned } }),
+    flags,
+  );
+  assert.deepEqual(foreign.cleanup, [], 'no cleanup is owed without our finalizer');
+  assert.equal(planHasWork(foreign), false);
+});
+
+void test('planFinalize uncordons exactly the nodes still owed', () => {
+  const plan = planFinalize(
+    inputs({
+      nodes: ['a', 'b', 'c', 'd'],
+      live: { a: cordoned, b: { spec: {} }, d: cordoned },
+      claimed: { d: ['prod/other'] },
+    }),
+    flags,
+  );
+  assert.deepEqual(
+    plan.cleanup.map((c) => `${c.node} ${c.action} ${c.why}`),
+    [
+      'a uncordon cordoned by this AITask',
+      'b skip already schedulable',
+      'c skip the node no longer exists',
+      'd skip also cordoned for aitask prod/other',
+    ],
+  );
+  const skipped = planFinalize(inputs({ nodes: ['a'], live: { a: cordoned } }), {
+    ...flags,
+    skipCleanup: true,
+  });
+  assert.deepEqual(
+    skipped.cleanup.map((c) => c.action),
+    ['skip'],
+  );
+  assert.equal(planHasWork(skipped), true);
+});

@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { palette } from './format.ts';
+import { renderChanges, specChanges } from './spec-diff.ts';
+
+void test('specChanges reports leaf changes with dotted paths, sorted', () => {
+  const from = {
+    target: { kind: 'Deployment', name: 'web' },
+    trigger: { threshold: 0.8 },
+    intervalSeconds: 30,
+    tags: ['a'],
+  };
+  const to = {
+    target: { kind: 'Deployment', name: 'api' },
+    trigger: { threshold: 0.8, forSeconds: 60 },
+    tags: ['a', 'b'],
+    'odd key': 1,
+  };
+  assert.deepEqual(specChanges(from, to), [
+    { path: 'spec."odd key"', op: 'added', to: 1 },
+    { path: 'spec.intervalSeconds', op: 'removed', from: 30 },
+    { path: 'spec.tags', op: 'changed', from: ['a'], to: ['a', 'b'] },
+    { path: 'spec.target.name', op: 'changed', from: 'web', to: 'api' },
+    { path: 'spec.trigger.forSeconds', op: 'added', to: 60 },
+  ]);
+  assert.deepEqual(specChanges(from, structuredClone(from)), []);
+});
+
+void test('renderChanges marks added, removed and changed fields', () => {
+  const text = renderChanges(specChanges({ a: 1, b: 2 }, { b: 3, c: 'x' }), palette(false));
+  assert.equal(text, '  - spec.a: 1\n  ~ spec.b: 2 → 3\n  + spec.c: "x"\n');
+});
