@@ -20,11 +20,15 @@ interface Entry {
   readonly out: string;
   readonly what: string;
   readonly split?: boolean;
+  /** Apply trimClientNode (only where nothing but KubeConfig is used from client-node). */
+  readonly trim?: boolean;
 }
 
 /** Every entry point, explicitly: a missing source file fails the build. */
 const ENTRIES: readonly Entry[] = [
-  { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true },
+  { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
+  { source: 'operator/main.ts', out: 'operator.mjs', what: 'the operator' },
+  { source: 'conversion-webhook/main.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
 ];
 
 /** Node.js major version the bundles need (commander 15 requires Node >= 22.12). */
@@ -96,7 +100,6 @@ async function bundleVendor(): Promise<void> {
   for (const pkg of Object.keys(LAZY_VENDOR)) {
     await build({
       ...common,
-      plugins: [],
       banner: {},
       format: 'cjs',
       stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root },
@@ -115,7 +118,6 @@ const common: BuildOptions = {
   legalComments: 'linked',
   banner,
   logLevel: 'warning',
-  plugins: [trimClientNode],
 };
 
 /** A POSIX sh launcher for `dist/plugin/main.mjs`, with `prefixArgs` before the user's arguments. */
@@ -126,9 +128,9 @@ function launcher(name: string, prefixArgs: string): string {
 self=$0
 while [ -L "$self" ]; do
   link=$(readlink "$self")
-  case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
+  case $link in /*) self=$link ;; *) self=\${self%/*}/$link ;; esac
 done
-dir=$(CDPATH= cd -- "$(dirname -- "$self")" && pwd)
+case $self in */*) dir=\${self%/*} ;; *) dir=. ;; esac
 main="$dir/plugin/main.mjs"
 for candidate in "\${AIOPS_NODE:-}" "$dir/../node_modules/node/bin/node" "$dir/../../node/bin/node"; do
   if [ -n "$candidate" ] && [ -x "$candidate" ]; then exec "$candidate" "$main" ${prefixArgs}"$@"; fi
@@ -188,6 +190,7 @@ async function bundle(e: Entry): Promise<void> {
     outdir: dirname(out),
     outExtension: { '.js': '.mjs' },
     ...(e.split === true ? { splitting: true, chunkNames: 'chunks/[name]-[hash]' } : {}),
+    plugins: e.trim === true ? [trimClientNode] : [],
   });
 }
 
