@@ -149,7 +149,7 @@ void test('explainPhase gives kstatus, causes, next step and remedies for each s
       kstatus: 'Current',
       reasons: ['AwaitingApproval'],
       next: /once it is approved/,
-      remedy: /kubectl aiops approve web -n prod/,
+      remedy: /"approval":"Auto"/,
     },
     {
       name: 'LLM circuit open',
@@ -204,6 +204,24 @@ void test('explainPhase gives kstatus, causes, next step and remedies for each s
       reasons: ['Paused'],
       next: /until spec.paused is false/,
       remedy: /"paused":false/,
+    },
+    {
+      name: 'one cause per reason when several conditions repeat it',
+      input: task({
+        status: {
+          phase: 'Failed',
+          observedGeneration: 2,
+          conditions: [
+            cond('TargetFound', 'False', 'TargetNotFound'),
+            cond('Ready', 'False', 'TargetNotFound'),
+            cond('Stalled', 'True', 'TargetNotFound'),
+          ],
+        },
+      }),
+      kstatus: 'Failed',
+      reasons: ['TargetNotFound'],
+      next: /nothing happens until/,
+      remedy: /create Deployment prod\/web/,
     },
     {
       name: 'breach pending until forSeconds passed',
