@@ -33,7 +33,9 @@ export interface Environment {
  */
 export async function startEnvironment(log: (line: string) => void, keep = false): Promise<Environment> {
   log('building the control plane from Go modules if not cached');
-  execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['all'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['all'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const cluster = await startCluster({ keep, log });
   let webhook: ChildProcess | undefined;
   const stop = async () => {
@@ -48,19 +50,35 @@ export async function startEnvironment(log: (line: string) => void, keep = false
     const out = openSync(join(cluster.dir, 'logs', 'conversion-webhook.log'), 'a');
     webhook = spawn(
       process.execPath,
-      [join(root, 'conversion-webhook/main.ts'), '--port', String(port), '--bind-address', '127.0.0.1', '--cert-dir', certs.dir, '--log-level', 'warn'],
+      [
+        join(root, 'conversion-webhook/main.ts'),
+        '--port',
+        String(port),
+        '--bind-address',
+        '127.0.0.1',
+        '--cert-dir',
+        certs.dir,
+        '--log-level',
+        'warn',
+      ],
       { stdio: ['ignore', out, out] },
     );
     const webhookUrl = `https://127.0.0.1:${port}/convert`;
     const transport = await KubeTransport.create({ kubeconfig: cluster.kubeconfigPath });
-    const crd = buildCRD({ conversion: { url: webhookUrl, caBundle: Buffer.from(certs.caPem).toString('base64') } });
+    const crd = buildCRD({
+      conversion: { url: webhookUrl, caBundle: Buffer.from(certs.caPem).toString('base64') },
+    });
     const ms = await installCRD(transport, crd);
     log(`AITask CRD installed and served in ${ms} ms; conversion webhook on :${port}`);
     return {
       cluster,
       webhookUrl,
       webhookCA: certs.caPem,
-      env: { AIOPS_TEST_KUBECONFIG: cluster.kubeconfigPath, AIOPS_TEST_WEBHOOK_URL: webhookUrl, AIOPS_TEST_WEBHOOK_CA: certs.caPem },
+      env: {
+        AIOPS_TEST_KUBECONFIG: cluster.kubeconfigPath,
+        AIOPS_TEST_WEBHOOK_URL: webhookUrl,
+        AIOPS_TEST_WEBHOOK_CA: certs.caPem,
+      },
       stop,
     };
   } catch (err) {
