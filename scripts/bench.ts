@@ -2,13 +2,14 @@
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
-// Usage: npm run bench [-- SECTION...]   sections: conversion (default: all)
+// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin (default: all)
 
 import { startEnvironment } from '../test/support/environment.ts';
 import { bench as conversion } from '../test/bench/conversion.ts';
+import { bench as plugin } from '../plugin/bench.ts';
 import type { Environment } from '../test/support/environment.ts';
 
-const sections: Record<string, (env: Environment) => Promise<void>> = { conversion };
+const sections: Record<string, (env: Environment) => Promise<void>> = { conversion, plugin };
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((s) => !(s in sections));
@@ -19,6 +20,7 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const env = await startEnvironment((l) => process.stderr.write(`[bench] ${l}\n`));
+Object.assign(process.env, env.env);
 try {
   process.stdout.write(
     `# aiops benchmarks — ${new Date().toISOString()}, node ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`,
