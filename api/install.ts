@@ -7,6 +7,8 @@ export const DEFAULT_INSTALL = {
   deployment: 'aiops-operator',
   serviceAccount: 'aiops-operator',
   webhookService: 'aiops-webhook-service',
+  /** Secret with the self-signed webhook CA and certificate (plain install, `--self-signed-cert`). */
+  webhookCertSecret: 'aiops-webhook-service-cert',
   /** Port the webhook listens on inside the pod (OLM's default container port). */
   webhookPort: 9443,
 } as const;

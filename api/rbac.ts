@@ -4,6 +4,7 @@
 // that needs it (DESIGN §4); a call the operator makes without a rule here fails with
 // Forbidden in the install test, which runs the operator with exactly these rules.
 
+import { DEFAULT_INSTALL } from './install.ts';
 import { CRD_NAME, GROUP, PLURAL } from './schema/common.ts';
 
 /** A Kubernetes rbac.authorization.k8s.io/v1 PolicyRule. */
@@ -59,6 +60,15 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
 export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
   /** Leader election on a coordination.k8s.io Lease: read, create when absent, renew/release by PUT. */
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-  /** The webhook serving certificate Secret (the hosted conversion webhook; not the controller). */
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  /**
+   * The self-signed webhook certificate (`--self-signed-cert`, plain install): created once,
+   * then read and renewed by name only.
+   */
+  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    resourceNames: [DEFAULT_INSTALL.webhookCertSecret],
+    verbs: ['get', 'update'],
+  },
 ];

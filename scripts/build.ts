@@ -27,7 +27,11 @@ interface Entry {
 /** Every entry point, explicitly: a missing source file fails the build. */
 const ENTRIES: readonly Entry[] = [
   { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
-  { source: 'operator/main.ts', out: 'operator.mjs', what: 'the operator' },
+  {
+    source: 'manager/main.ts',
+    out: 'operator.mjs',
+    what: 'the operator process (operator + hosted webhook)',
+  },
   { source: 'conversion-webhook/main.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
 ];
 

@@ -28,6 +28,8 @@ export const OPERATOR_ARGS = [
   '--leader-election-namespace=$(POD_NAMESPACE)',
   `--metrics-port=${PORTS.metrics}`,
   `--health-port=${PORTS.health}`,
+  `--webhook-port=${PORTS.webhook}`,
+  `--webhook-cert-dir=${WEBHOOK_CERT_DIR}`,
 ];
 
 export interface DeploymentOptions {
@@ -36,7 +38,12 @@ export interface DeploymentOptions {
   /** Flags after OPERATOR_ARGS (default none). */
   readonly extraArgs?: readonly string[];
   /** Volumes and their mounts in the operator container (default none: OLM adds the certificate's). */
-  readonly certVolume?: { readonly name: string; readonly volume: Record<string, unknown> };
+  readonly certVolume?: {
+    readonly name: string;
+    readonly volume: Record<string, unknown>;
+    /** Mounted read-write (the operator writes its own certificate there); default read-only. */
+    readonly writable?: boolean;
+  };
 }
 
 /**
@@ -87,7 +94,11 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
               capabilities: { drop: ['ALL'] },
             },
             ...(cert
-              ? { volumeMounts: [{ name: cert.name, mountPath: WEBHOOK_CERT_DIR, readOnly: true }] }
+              ? {
+                  volumeMounts: [
+                    { name: cert.name, mountPath: WEBHOOK_CERT_DIR, readOnly: cert.writable !== true },
+                  ],
+                }
               : {}),
           },
         ],

@@ -10,7 +10,7 @@ import { operatorImage } from '../../api/releases.ts';
 import { deploymentSpec, OPERATOR_LABELS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 
 /** The Secret holding the webhook's self-signed serving certificate in a plain install. */
-export const WEBHOOK_CERT_SECRET = `${DEFAULT_INSTALL.webhookService}-cert`;
+export const WEBHOOK_CERT_SECRET = DEFAULT_INSTALL.webhookCertSecret;
 
 /** Every object of the plain install, in the order `kubectl apply` must create them. */
 export function plainManifests(version: string): object[] {
@@ -72,10 +72,8 @@ export function plainManifests(version: string): object[] {
       metadata: { name, namespace: ns, labels: { ...OPERATOR_LABELS } },
       spec: deploymentSpec({
         image: operatorImage(version),
-        certVolume: {
-          name: 'webhook-cert',
-          volume: { secret: { secretName: WEBHOOK_CERT_SECRET, optional: true } },
-        },
+        certVolume: { name: 'webhook-cert', volume: { emptyDir: {} }, writable: true },
+        extraArgs: ['--self-signed-cert', `--webhook-secret=${WEBHOOK_CERT_SECRET}`],
       }),
     },
   ];

@@ -1,0 +1,111 @@
+// The deployed operator process (manager/main.ts) hosts the conversion webhook next to the
+// controller: it answers ConversionReviews on --webhook-port with the certificate from
+// --webhook-cert-dir, reconciles, and stops cleanly on SIGTERM; a bad flag exits 2.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from '../harness/ports.ts';
+import { createServingCert } from '../support/certs.ts';
+import { freshNamespace, testKubeconfig } from '../support/cluster.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function convert(port: number, ca: string): Promise<{ status: number; body: string }> {
+  const review = JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    request: {
+      uid: 'm-1',
+      desiredAPIVersion: 'aiops.example.com/v1',
+      objects: [
+        {
+          apiVersion: 'aiops.example.com/v2',
+          kind: 'AITask',
+          metadata: { name: 'x' },
+          spec: {
+            target: { kind: 'Deployment', name: 'web' },
+            trigger: { threshold: 0.5 },
+            remediation: { action: 'RestartPod' },
+          },
+        },
+      ],
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/convert',
+        ca,
+        servername: 'localhost',
+        agent: false,
+        headers: { 'Content-Type': 'application/json' },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(review);
+  });
+}
+
+test('a bad flag is a usage error (exit 2)', () => {
+  const r = spawnSync(process.execPath, ['manager/main.ts', '--webhook-port', 'nine'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--webhook-port.*invalid.*expected a port/);
+});
+
+test('the operator process serves the conversion webhook and stops on SIGTERM', async (t) => {
+  const ns = await freshNamespace('manager', t.after.bind(t));
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-manager-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = createServingCert(dir);
+  const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
+  const child = spawn(
+    process.execPath,
+    [
+      'manager/main.ts',
+      `--kubeconfig=${testKubeconfig()}`,
+      `--namespace=${ns}`,
+      '--prometheus-url=http://127.0.0.1:1',
+      `--metrics-port=${metricsPort}`,
+      `--health-port=${healthPort}`,
+      '--bind-address=127.0.0.1',
+      `--webhook-port=${webhookPort}`,
+      `--webhook-cert-dir=${dir}`,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+  let answer: { status: number; body: string } | undefined;
+  for (let i = 0; i < 100 && answer === undefined; i++) {
+    answer = await convert(webhookPort, cert.caPem).catch(() => undefined);
+    if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(answer, `webhook never answered; output:\n${out}`);
+  assert.equal(answer.status, 200);
+  assert.match(answer.body, /"action":"restart_pod"/);
+  const ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then((r) => r.status);
+  assert.equal(ready, 200, 'the operator half is up too');
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, `graceful exit; output:\n${out}`);
+});
