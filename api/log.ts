@@ -1,5 +1,5 @@
 // Structured JSON logging shared by the operator, the webhook and the harness tools:
-// one JSON object per line on stderr, with `level`, `ts`, `component`, `msg` and
+// one JSON object per line on stdout, with `level`, `ts`, `component`, `msg` and
 // caller-supplied fields (e.g. the object key), so logs can be grepped and parsed at 3 a.m.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -17,17 +17,21 @@ export interface Logger {
 export interface LoggerOptions {
   /** Lowest level written (default `info`). */
   level?: LogLevel;
-  /** Where lines go (default process.stderr). */
+  /** Where lines go (default process.stdout). */
   write?: (line: string) => void;
 }
 
 /** Creates a JSON-lines logger for `component`. Errors in fields are rendered as their message. */
-export function createLogger(component: string, opts: LoggerOptions = {}, base: Record<string, unknown> = {}): Logger {
+export function createLogger(
+  component: string,
+  opts: LoggerOptions = {},
+  base: Record<string, unknown> = {},
+): Logger {
   const min = ORDER[opts.level ?? 'info'];
-  const write = opts.write ?? ((line: string) => process.stderr.write(line));
+  const write = opts.write ?? ((line: string) => process.stdout.write(line));
   const emit = (level: LogLevel, msg: string, fields: Record<string, unknown> = {}) => {
     if (ORDER[level] < min) return;
-    const entry: Record<string, unknown> = { level, ts: new Date().toISOString(), component, msg, ...base };
+    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, component, msg, ...base };
     for (const [k, v] of Object.entries(fields)) entry[k] = v instanceof Error ? v.message : v;
     write(`${JSON.stringify(entry)}\n`);
   };

@@ -9,7 +9,7 @@ import { CommanderError, InvalidArgumentError } from 'commander';
 import { KubeTransport } from '../api/kube/transport.ts';
 import { CRD_NAME } from '../api/schema/common.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
-import { buildCommand } from '../operator/main.ts';
+import { buildCommand } from '../operator/command.ts';
 import { startOperator, type OperatorOptions } from '../operator/manager.ts';
 import { startWebhookServer, type WebhookServer } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';

@@ -16,7 +16,7 @@ import { History } from './history.ts';
 import { Informer, objectKey } from './informer.ts';
 import { Resources, type Deployment, type Lease } from './kinds.ts';
 import { LeaderElector } from './leader.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../api/log.ts';
 import { PrometheusClient } from './prometheus.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { Reconciler } from './reconcile.ts';

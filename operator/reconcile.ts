@@ -14,7 +14,7 @@ import type { EventRecorder } from './events.ts';
 import type { History } from './history.ts';
 import type { Informer } from './informer.ts';
 import type { Deployment } from './kinds.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from '../api/log.ts';
 import { renderQuery, type PrometheusClient } from './prometheus.ts';
 import { evaluate, recordOutcome, settleInterrupted, type EventSpec } from './status.ts';
 import type { Telemetry } from './telemetry.ts';

@@ -104,7 +104,7 @@ async function startScenario(
   const operator = spawn(
     process.execPath,
     [
-      join(ROOT, 'operator/main.ts'),
+      join(ROOT, 'manager/main.ts'),
       `--kubeconfig=${kubeconfig}`,
       `--namespace=${appNs}`,
       `--prometheus-url=${prometheus.url}`,

@@ -1,11 +1,12 @@
-// Entry point of `npm run operator -- [flags]`: parses the flags (every one listed by
-// --help with its default), starts the operator, and stops it gracefully on SIGTERM/SIGINT.
+// The operator's command line: every flag with its default and validation, turned into
+// OperatorOptions. The process entry point (manager/main.ts, `npm run operator`) adds the
+// hosted webhook's flags and runs it.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decide.ts';
-import { createLogger, parseLevel } from './log.ts';
-import { startOperator, type OperatorOptions } from './manager.ts';
+import { createLogger, parseLogLevel } from '../api/log.ts';
+import type { OperatorOptions } from './manager.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './prometheus.ts';
 
 function int(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -117,31 +118,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         metricsPort: num('metricsPort'),
         healthPort: num('healthPort'),
         bindAddress: str('bindAddress') ?? '0.0.0.0',
-        log: createLogger(parseLevel(str('logLevel') ?? 'info')),
+        log: createLogger('operator', { level: parseLogLevel(str('logLevel') ?? 'info') }),
       });
-    });
-}
-
-async function run(o: OperatorOptions): Promise<void> {
-  const op = await startOperator(o);
-  let signalled = false;
-  const onSignal = (sig: string): void => {
-    if (signalled) return;
-    signalled = true;
-    o.log.info('signal received', { signal: sig });
-    void op.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  process.exitCode = await op.finished;
-  process.exit();
-}
-
-if (import.meta.main) {
-  buildCommand(run)
-    .parseAsync(process.argv)
-    .catch((err: unknown) => {
-      process.stderr.write(`operator: ${(err as Error).message}\n`);
-      process.exit(1);
     });
 }
