@@ -35,6 +35,12 @@ export const EXAMPLES = {
     '# Between two kept generations, for a script',
     'kubectl aiops generation-diff web-cpu 3 5 -o json',
   ]),
+  'migrate-storage': block([
+    '# What would move (nothing is written)',
+    'kubectl aiops migrate-storage --dry-run',
+    '# Move every AITask to the storage version; run again if interrupted',
+    'kubectl aiops migrate-storage',
+  ]),
   version: block(['kubectl aiops version', 'kubectl aiops version --client -o json']),
   completion: block([
     '# Install the completion helper next to kubectl-aiops (kubectl >= 1.26 picks it up)',
@@ -48,7 +54,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   0  success (generation-diff: generation and observedGeneration agree)
   1  error, with a one-line message naming the object and the fix (generation-diff: the specs differ)
   2  usage error: unknown flag, missing argument, invalid value
-  3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force)
+  3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force);
+     migrate-storage while the conversion webhook fails
 
 Environment:
   KUBECONFIG   kubeconfig file(s) when --kubeconfig is not given

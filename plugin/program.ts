@@ -2,7 +2,7 @@
 // one error boundary. Command bodies are imported only when a command runs, so `--help`,
 // usage errors and completion of command names never load the Kubernetes client.
 
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeError, ExitCode, type ErrorContext } from './errors.ts';
 import {
   COLOR_MODES,
@@ -127,6 +127,16 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .action(runner(async () => (await import('./commands/generation-diff.ts')).generationDiff));
 
   program
+    .command('migrate-storage')
+    .description(
+      'Rewrite every AITask at the storage version and trim the CRD status.storedVersions (before dropping an old version)',
+    )
+    .option('--dry-run', 'count what would be rewritten; change nothing')
+    .option('--page-size <n>', 'objects per LIST page', pageSize, 500)
+    .addHelpText('after', EXAMPLES['migrate-storage'])
+    .action(runner(async () => (await import('./commands/migrate-storage.ts')).migrateStorageCommand));
+
+  program
     .command('version')
     .description('Print the plugin, Node.js and server versions and the AITask API versions served')
     .option('--client', 'print the plugin version only; do not contact the server')
@@ -140,6 +150,13 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .action(runner(async () => (await import('./commands/completion.ts')).completion));
 
   return program;
+}
+
+function pageSize(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 5000)
+    throw new InvalidArgumentError(`expected an integer from 1 to 5000, got "${value}"`);
+  return n;
 }
 
 function makeContext(io: Io, globals: GlobalOptions, errorContext: ErrorContext): CommandContext {

@@ -21,6 +21,7 @@ import { checkUpgrade } from '../../api/upgrade/safety.ts';
 import { migrateStorage, MigrationRefused } from '../../api/upgrade/migrate.ts';
 import { CONVERSION_ANNOTATION } from '../../api/install.ts';
 import { storedVersions } from './etcd.ts';
+import { buildAndInstall, kubectl } from '../../plugin/kubectl-run.ts';
 
 const G = 'aiops.example.com';
 const NS = 'upgrade';
@@ -195,13 +196,28 @@ test('upgrade 0.1.0 → 0.2.0 → 1.0.0, then migrate storage', async (t) => {
       'the rest was not',
     );
 
-    const dry = await migrateStorage(transport, { dryRun: true });
-    assert.equal(dry.seen, 7);
-    assert.equal(dry.rewritten, 0);
+    const path = buildAndInstall();
+    const cli = (...args: string[]) =>
+      kubectl(path, ['aiops', 'migrate-storage', `--kubeconfig=${cluster.kubeconfigPath}`, ...args]);
+    const dry = await cli('--dry-run', '-o', 'json');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(JSON.parse(dry.stdout), {
+      seen: 7,
+      rewritten: 0,
+      vanished: 0,
+      storageVersion: 'v2',
+      storedVersionsBefore: ['v1alpha1', 'v1', 'v2'],
+      storedVersionsAfter: ['v1alpha1', 'v1', 'v2'],
+      dryRun: true,
+    });
 
-    const result = await migrateStorage(transport, { pageSize: 3 });
-    assert.equal(result.seen, 7);
-    assert.deepEqual(result.storedVersionsAfter, ['v2']);
+    const run = await cli('--page-size', '3');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /migrated 3 AITasks/, 'progress per page');
+    assert.match(
+      run.stdout,
+      /7 AITasks now stored at v2 \(\d+ rewritten, \d+ already current\)\nstoredVersions: v1alpha1, v1, v2 → v2/,
+    );
     const stored = await storedVersions(cluster.ports.etcd);
     assert.deepEqual(new Set(stored.values()), new Set([`${G}/v2`]), 'every object is stored at v2');
   });
