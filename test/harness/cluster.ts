@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as specs from './components.ts';
 import type { ClusterPorts, ComponentContext } from './components.ts';
 import { kubeHttp, probe, type KubeHttp } from './kube-http.ts';
@@ -14,7 +15,13 @@ import { createNode, nodeName, nodeReady } from './nodes.ts';
 import { defaultBinDir, missingBinaries } from './paths.ts';
 import { CLIENT_IDENTITIES, createPki, readPem, type Pki } from './pki.ts';
 import { freePorts } from './ports.ts';
-import { attachComponent, spawnComponent, type Component, type ComponentRecord } from './process.ts';
+import {
+  attachComponent,
+  spawnComponent,
+  type Component,
+  type ComponentRecord,
+  type ComponentSpec,
+} from './process.ts';
 import { waitFor } from './wait.ts';
 
 /** Options of `startCluster`. */
@@ -52,6 +59,14 @@ export interface Cluster extends ClusterState {
   readonly processes: readonly Component[];
   /** Stops every process (clients first, then apiserver, then etcd), waits for exit, removes the dir unless kept. */
   stop(): Promise<void>;
+  /**
+   * Restarts kube-apiserver with the same binary, flags and port (etcd and the other
+   * components keep running): SIGTERM (SIGKILL after 5 s), wait for exit, wait `downMs`
+   * (default 0), start it again and resolve once /readyz answers 200 (deadline
+   * `timeoutMs`, default 60 000). `processes` then holds the new process. Only for a
+   * cluster this process started (`startCluster`); an attached one throws.
+   */
+  restartApiserver(opts?: { readonly downMs?: number; readonly timeoutMs?: number }): Promise<void>;
 }
 
 /** File in a cluster dir that marks it as the harness' own, so it may be deleted. */
@@ -75,11 +90,19 @@ async function stopAll(processes: readonly Component[]): Promise<void> {
     await Promise.all(processes.filter((p) => p.name === name).map((p) => p.stop()));
 }
 
-function makeCluster(state: ClusterState, processes: readonly Component[], keep: boolean): Cluster {
+type Restart = Cluster['restartApiserver'];
+
+function makeCluster(
+  state: ClusterState,
+  processes: readonly Component[],
+  keep: boolean,
+  restartApiserver: Restart,
+): Cluster {
   let stopped: Promise<void> | undefined;
   return {
     ...state,
     processes,
+    restartApiserver,
     stop() {
       stopped ??= (async () => {
         await stopAll(processes);
@@ -92,7 +115,42 @@ function makeCluster(state: ClusterState, processes: readonly Component[], keep:
 
 /** Re-creates a `Cluster` handle from a state file's content; `stop()` then works by pid. */
 export function attachCluster(state: ClusterState, keep = false): Cluster {
-  return makeCluster(state, state.components.map(attachComponent), keep);
+  return makeCluster(state, state.components.map(attachComponent), keep, () =>
+    Promise.reject(new Error(`restartApiserver needs the process that started the cluster in ${state.dir}`)),
+  );
+}
+
+/**
+ * The owned cluster's apiserver restart: stops the running kube-apiserver in `processes`,
+ * starts `spec` again in its place and waits for /readyz through `pki`'s admin identity.
+ */
+function apiserverRestarter(
+  processes: Component[],
+  spec: ComponentSpec,
+  logDir: string,
+  detached: boolean,
+  pki: Pki,
+  server: string,
+): Restart {
+  return async (opts = {}) => {
+    const i = processes.findIndex((p) => p.name === spec.name);
+    const old = processes[i];
+    if (old === undefined) throw new Error('the cluster has no kube-apiserver process');
+    await old.stop();
+    if ((opts.downMs ?? 0) > 0) await sleep(opts.downMs);
+    const started = spawnComponent(spec, logDir, detached);
+    processes[i] = started;
+    const http = await adminClient(pki, server);
+    try {
+      await waitFor(
+        'kube-apiserver /readyz after restart',
+        async () => ok((await http.request('GET', '/readyz')).status),
+        { deadline: Date.now() + (opts.timeoutMs ?? 60_000), watch: [started] },
+      );
+    } finally {
+      http.close();
+    }
+  };
 }
 
 async function adminClient(pki: Pki, server: string): Promise<KubeHttp> {
@@ -159,7 +217,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     await writeKubeconfigs(ctx, server, kubeconfigPath);
     await wait('etcd /health', async () => ok(await probe(`http://127.0.0.1:${etcd}/health`)));
     log(`etcd ready after ${Date.now() - t0} ms`);
-    start(specs.apiserverSpec(ctx));
+    const apiserverSpec = specs.apiserverSpec(ctx);
+    start(apiserverSpec);
     http = await adminClient(ctx.pki, server);
     const api = http;
     const get = async (path: string): Promise<true | undefined> =>
@@ -195,7 +254,12 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       startedAt: new Date(t0).toISOString(),
       startupMs,
     };
-    return makeCluster(state, processes, opts.keep ?? false);
+    return makeCluster(
+      state,
+      processes,
+      opts.keep ?? false,
+      apiserverRestarter(processes, apiserverSpec, logDir, detached, ctx.pki, server),
+    );
   } catch (err) {
     await stopAll(processes);
     if (!(opts.keep ?? false)) await rm(dir, { recursive: true, force: true });
