@@ -1,0 +1,38 @@
+// The samples users apply first (config/samples/, used by `npm start`) are valid on the
+// real apiserver in every version they are written in, and read back at v2.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
+
+const samples = fileURLToPath(new URL('../../config/samples', import.meta.url));
+
+test('config/samples apply cleanly and read back at v2', async (t) => {
+  const kubectl = (...args: string[]) =>
+    execFileSync('kubectl', [`--kubeconfig=${testKubeconfig()}`, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  t.after(async () => {
+    await (
+      await testTransport()
+    )
+      .request({ method: 'DELETE', path: '/api/v1/namespaces/demo' })
+      .catch(() => undefined);
+  });
+  const out = kubectl('apply', '-f', samples);
+  assert.match(out, /aitask.aiops.example.com\/web-load created/);
+  const tasks = await testAITasks('v2');
+  const items = (await tasks.list('demo')).items.map((o) => [
+    o.metadata.name,
+    o.spec.target.name,
+    o.spec.remediation.action,
+  ]);
+  assert.deepEqual(items.sort(), [
+    ['api-record', 'api', 'Noop'],
+    ['web-load', 'web', 'ScaleUp'],
+    ['worker-restart', 'worker', 'RestartPod'],
+  ]);
+});
