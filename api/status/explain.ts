@@ -150,7 +150,8 @@ function impliedCauses(task: Task, causes: Cause[]): void {
       message: 'spec.dryRun is true: decisions are recorded, never executed',
     });
   const pending = status.pendingDecision;
-  const waiting = status.phase === 'AwaitingApproval' || (task.spec.approval === 'Manual' && pending !== undefined);
+  const waiting =
+    status.phase === 'AwaitingApproval' || (task.spec.approval === 'Manual' && pending !== undefined);
   if (waiting && !has(causes, Reason.AwaitingApproval))
     causes.push({
       reason: Reason.AwaitingApproval,
