@@ -34,8 +34,8 @@ test('setCondition appends, updates in place, and moves lastTransitionTime only 
     T1,
   );
   assert.equal(list[0]?.lastTransitionTime, T0, 'same status keeps the transition time');
-  assert.equal(list[0]?.reason, 'QueryFailed');
-  assert.equal(list[0]?.observedGeneration, 2);
+  assert.equal(list[0].reason, 'QueryFailed');
+  assert.equal(list[0].observedGeneration, 2);
   list = setCondition(list, { type: 'Ready', status: 'True', reason: 'Healthy', message: 'ok' }, 2, T1);
   assert.equal(list[0]?.lastTransitionTime, T1, 'a flip moves it');
   list = setCondition(list, { type: 'Stalled', status: 'False', reason: 'Healthy', message: '' }, 2, T1);
