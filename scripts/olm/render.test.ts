@@ -79,13 +79,21 @@ test('the plain install grants exactly the CSV RBAC and runs the same pod', () =
   assert.deepEqual(of('Role')?.rules, OPERATOR_NAMESPACE_RULES);
   const csvPod = (install['deployments']?.[0]?.spec as { template: { spec: { containers: unknown[] } } })
     .template;
-  const plainPod = of('Deployment')?.spec?.template as { spec: { containers: { volumeMounts?: unknown }[] } };
+  const plainPod = of('Deployment')?.spec?.template as {
+    spec: { containers: { volumeMounts?: unknown; args?: string[] }[] };
+  };
   const plainContainer = { ...plainPod.spec.containers[0] };
   delete plainContainer.volumeMounts;
+  const args = plainContainer.args ?? [];
   assert.deepEqual(
-    plainContainer,
+    args.slice(-2),
+    ['--self-signed-cert', '--webhook-secret=aiops-webhook-service-cert'],
+    'the plain install issues its own webhook certificate (no OLM to inject one)',
+  );
+  assert.deepEqual(
+    { ...plainContainer, args: args.slice(0, -2) },
     csvPod.spec.containers[0],
-    'same container apart from the certificate mount',
+    'same container apart from the certificate mount and its issuing',
   );
 });
 
