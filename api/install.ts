@@ -17,3 +17,9 @@ export const DEFAULT_INSTALL = {
 export const FINALIZER = 'aiops.example.com/finalizer';
 /** Annotation that keeps what an older version cannot represent. */
 export const CONVERSION_ANNOTATION = 'aiops.example.com/conversion-data';
+/**
+ * Annotation that approves a decision waiting for manual approval: its value is the
+ * `status.pendingDecision.id` to execute. The operator executes that decision once and then
+ * removes the annotation; a value naming no waiting decision is ignored (with an Event) and removed.
+ */
+export const APPROVE_ANNOTATION = 'aiops.example.com/approve';

@@ -21,7 +21,10 @@ export interface PolicyRule {
  * granted here.
  */
 export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
-  /** The AITask informer (list/watch), a fresh read before settling an interrupted decision, finalizer merge patches. */
+  /**
+   * The AITask informer (list/watch), a fresh read before settling an interrupted decision,
+   * finalizer merge patches and removing a consumed approval annotation.
+   */
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch'] },
   /** Status writes: PUT of the status subresource, bound to the resourceVersion. */
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['update'] },
@@ -35,10 +38,16 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   /** RestartPod evicts through the Eviction API, which honours PodDisruptionBudgets. */
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-  /** CordonNode and the finalizer's uncordon patch `spec.unschedulable`. */
-  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
-  /** An Event (events.k8s.io/v1) for every decision, action and guardrail refusal. */
-  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create'] },
+  /**
+   * CordonNode and the finalizer's uncordon patch `spec.unschedulable`; the cordon cap and the
+   * check of an interrupted cordon list the nodes.
+   */
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch'] },
+  /**
+   * An Event (events.k8s.io/v1) for every decision, action and guardrail refusal; the LLM
+   * advisor lists the target namespace's Events for their reasons (never their notes).
+   */
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'list'] },
   /**
    * For the conversion webhook hosted in the operator process (the controller makes no such
    * call). The AITask CRD only: read its conversion and storedVersions, and patch the

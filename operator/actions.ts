@@ -1,13 +1,18 @@
 // The remediations, as thin adapters over the API: RestartPod evicts one pod through the
 // Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the scale
 // subresource bound to its resourceVersion, CordonNode marks the worst pod's node
-// unschedulable. Choosing the pod is pure (pickPod).
+// unschedulable within the cordon cap. A plan is first resolved (which pod, which node) so
+// the decision written before acting names its effect, which a restarted operator verifies
+// (observe). Choosing the pod is pure (pickPod).
 
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../api/kube/errors.ts';
 import { ResourceClient, resourcePath } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
-import type { ActionPlan } from './decide.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { cordonAllowed } from './caps.ts';
+import type { ActionPlan, BlockReason } from './decide.ts';
 import { Resources, selectorString, type Deployment, type Node, type Pod, type Scale } from './kinds.ts';
+import type { EffectObservation } from './settle.ts';
 import type { ActionOutcome } from './status.ts';
 
 function ready(pod: Pod): boolean {
@@ -37,45 +42,112 @@ export function pickPod(pods: readonly Pod[]): Pod | undefined {
     )[0];
 }
 
+/** A plan with its target resolved: the pod to evict, the node to cordon. */
+export type Prepared =
+  | { readonly action: 'ScaleUp' | 'ScaleDown'; readonly from: number; readonly replicas: number }
+  | { readonly action: 'RestartPod'; readonly pod: string; readonly podUID?: string }
+  | { readonly action: 'CordonNode'; readonly pod: string; readonly podUID?: string; readonly node: string }
+  | { readonly action: 'Noop' };
+
+/** A plan that cannot run, and why. */
+export interface Unprepared {
+  readonly blockedBy: BlockReason;
+  readonly message: string;
+}
+
+/** The effect a prepared plan names (recorded in the decision before acting). */
+export function effectOf(p: Prepared): v2.DecisionEffect {
+  switch (p.action) {
+    case 'ScaleUp':
+    case 'ScaleDown':
+      return { fromReplicas: p.from, replicas: p.replicas };
+    case 'RestartPod':
+      return { pod: p.pod, ...(p.podUID !== undefined ? { podUID: p.podUID } : {}) };
+    case 'CordonNode':
+      return { pod: p.pod, ...(p.podUID !== undefined ? { podUID: p.podUID } : {}), node: p.node };
+    case 'Noop':
+      return {};
+  }
+}
+
 /** Runs remediation plans against the cluster. */
 export class Actions {
   readonly #transport: KubeTransport;
   readonly #pods: ResourceClient<Pod>;
   readonly #deployments: ResourceClient<Deployment>;
   readonly #nodes: ResourceClient<Node>;
+  readonly #maxCordonedPercent: number;
+  #cordonLock: Promise<unknown> = Promise.resolve();
 
-  constructor(transport: KubeTransport) {
+  /** `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a cordon (default 34). */
+  constructor(transport: KubeTransport, maxCordonedPercent = 34) {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
     this.#deployments = new ResourceClient(transport, Resources.deployments);
     this.#nodes = new ResourceClient(transport, Resources.nodes);
+    this.#maxCordonedPercent = maxCordonedPercent;
+  }
+
+  /** Resolves `plan` on the Deployment: picks the pod (and its node), checks the cordon cap. */
+  async prepare(plan: ActionPlan, deployment: Deployment): Promise<Prepared | Unprepared> {
+    if (plan.action === 'Noop') return { action: 'Noop' };
+    if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
+    const namespace = deployment.metadata.namespace ?? '';
+    const pod = pickPod(await this.#podsOf(namespace, deployment));
+    if (!pod)
+      return {
+        blockedBy: 'NoPodToRestart',
+        message: `no pod of Deployment ${namespace}/${deployment.metadata.name ?? ''} to act on`,
+      };
+    const name = pod.metadata.name ?? '';
+    const uid = pod.metadata.uid !== undefined ? { podUID: pod.metadata.uid } : {};
+    if (plan.action === 'RestartPod') return { action: 'RestartPod', pod: name, ...uid };
+    const node = pod.spec?.nodeName;
+    if (node === undefined)
+      return { blockedBy: 'NoPodToRestart', message: `pod ${namespace}/${name} is not scheduled on a node` };
+    const allowed = cordonAllowed(await this.#nodeStates(), node, this.#maxCordonedPercent);
+    if (!allowed.ok) return { blockedBy: allowed.reason, message: allowed.message };
+    return { action: 'CordonNode', pod: name, ...uid, node };
   }
 
   /**
-   * Runs `plan` on the Deployment; guardrail refusals come back as `executed: false`.
-   * A scale whose starting point moved underneath throws ConflictError (the reconcile retries).
+   * Runs a prepared plan; guardrail refusals come back as `executed: false`. A scale whose
+   * starting point moved underneath throws ConflictError (the reconcile retries).
    */
-  async run(plan: ActionPlan, deployment: Deployment): Promise<ActionOutcome> {
+  async run(p: Prepared, deployment: Deployment): Promise<ActionOutcome> {
     const namespace = deployment.metadata.namespace ?? '';
-    const name = deployment.metadata.name ?? '';
-    switch (plan.action) {
+    switch (p.action) {
       case 'Noop':
         return { executed: true, message: 'recorded only (Noop)' };
       case 'ScaleUp':
       case 'ScaleDown':
-        return this.#scale(namespace, name, plan.from, plan.replicas);
+        return this.#scale(namespace, deployment.metadata.name ?? '', p.from, p.replicas);
       case 'RestartPod':
-      case 'CordonNode': {
-        const pod = pickPod(await this.#podsOf(namespace, deployment));
-        if (!pod)
-          return {
-            executed: false,
-            blockedBy: 'NoPodToRestart',
-            message: `no pod of Deployment ${namespace}/${name} to act on`,
-          };
-        return plan.action === 'RestartPod' ? this.#evict(namespace, pod) : this.#cordon(pod);
-      }
+        return this.#evict(namespace, p.pod);
+      case 'CordonNode':
+        return this.#cordon(p.node, `${namespace}/${p.pod}`);
     }
+  }
+
+  /** What is in place now of a decision's effect (for settling an interrupted decision). */
+  async observe(decision: v2.DecisionRecord, deployment: Deployment | undefined): Promise<EffectObservation> {
+    const e = decision.effect ?? {};
+    const obs: { replicas?: number; podPresent?: boolean; nodeUnschedulable?: boolean } = {};
+    if (deployment?.spec?.replicas !== undefined) obs.replicas = deployment.spec.replicas;
+    if (e.pod !== undefined && deployment !== undefined && decision.action === 'RestartPod') {
+      const pods = await this.#podsOf(deployment.metadata.namespace ?? '', deployment);
+      obs.podPresent = pods.some(
+        (p) =>
+          p.metadata.name === e.pod &&
+          (e.podUID === undefined || p.metadata.uid === e.podUID) &&
+          p.metadata.deletionTimestamp === undefined,
+      );
+    }
+    if (e.node !== undefined) {
+      const node = (await this.#nodeStates()).find((n) => n.name === e.node);
+      if (node) obs.nodeUnschedulable = node.unschedulable;
+    }
+    return obs;
   }
 
   /** Removes `spec.unschedulable` from `node`; a node that is gone counts as done. */
@@ -83,6 +155,14 @@ export class Actions {
     await this.#nodes.patch(undefined, node, { spec: { unschedulable: null } }).catch((err: unknown) => {
       if (!(err instanceof NotFoundError)) throw err;
     });
+  }
+
+  async #nodeStates(): Promise<{ name: string; unschedulable: boolean }[]> {
+    const list = await this.#nodes.list(undefined);
+    return list.items.map((n) => ({
+      name: n.metadata.name ?? '',
+      unschedulable: n.spec?.unschedulable === true,
+    }));
   }
 
   async #podsOf(namespace: string, deployment: Deployment): Promise<Pod[]> {
@@ -114,8 +194,7 @@ export class Actions {
     };
   }
 
-  async #evict(namespace: string, pod: Pod): Promise<ActionOutcome> {
-    const name = pod.metadata.name ?? '';
+  async #evict(namespace: string, name: string): Promise<ActionOutcome> {
     try {
       await this.#transport.request({
         method: 'POST',
@@ -137,25 +216,19 @@ export class Actions {
         };
       throw err;
     }
-    return {
-      executed: true,
-      message: `evicted pod ${namespace}/${name} (restarts ${restarts(pod)}, ready ${ready(pod)})`,
-    };
+    return { executed: true, message: `evicted pod ${namespace}/${name}` };
   }
 
-  async #cordon(pod: Pod): Promise<ActionOutcome> {
-    const node = pod.spec?.nodeName;
-    if (node === undefined)
-      return {
-        executed: false,
-        blockedBy: 'NoPodToRestart',
-        message: `pod ${pod.metadata.name ?? ''} is not scheduled on a node`,
-      };
-    await this.#nodes.patch(undefined, node, { spec: { unschedulable: true } });
-    return {
-      executed: true,
-      message: `cordoned node ${node} (pod ${pod.metadata.name ?? ''})`,
-      cordoned: node,
+  /** Cordons `node` after checking the cap again; cordons are serialised so two never pass one check. */
+  #cordon(node: string, pod: string): Promise<ActionOutcome> {
+    const run = async (): Promise<ActionOutcome> => {
+      const allowed = cordonAllowed(await this.#nodeStates(), node, this.#maxCordonedPercent);
+      if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
+      await this.#nodes.patch(undefined, node, { spec: { unschedulable: true } });
+      return { executed: true, message: `cordoned node ${node} (pod ${pod})`, cordoned: node };
     };
+    const next = this.#cordonLock.then(run, run);
+    this.#cordonLock = next.catch(() => undefined);
+    return next;
   }
 }

@@ -7,7 +7,22 @@ import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './manager.ts';
+import { parseAllowlist, type AllowRule } from './llm-policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './prometheus.ts';
+
+function allowlist(value: string): AllowRule[] {
+  try {
+    return parseAllowlist(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function envName(value: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
+    throw new InvalidArgumentError(`expected an environment variable name, got "${value}"`);
+  return value;
+}
 
 function int(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -66,6 +81,44 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--default-min-replicas <n>', 'scale.minReplicas when unset', int(0), DEFAULTS.minReplicas)
     .option('--default-max-replicas <n>', 'scale.maxReplicas when unset', int(1), DEFAULTS.maxReplicas)
     .option(
+      '--max-concurrent-remediations <n>',
+      'AITasks with a remediation under way at once, cluster-wide (0: no cap)',
+      int(0, 100_000),
+      10,
+    )
+    .option(
+      '--max-cordoned-nodes-percent <pct>',
+      'CordonNode never leaves more than this share of all nodes unschedulable',
+      int(0, 100),
+      34,
+    )
+    .option(
+      '--llm-endpoint-allowlist <list>',
+      'comma-separated URL prefixes or host patterns (llm.example.com, *.example.com, 10.0.0.5:8000) the LLM advisor may call; empty: none',
+      allowlist,
+      [],
+    )
+    .option(
+      '--llm-api-key-env <name>',
+      "env var of the operator holding the LLM API key (map a Secret of the operator's namespace into it); unset: no key is sent",
+      envName,
+    )
+    .option('--llm-default-model <name>', 'model when spec.decision.llm.model is unset', 'gpt-4o-mini')
+    .option('--llm-calls-per-hour <n>', 'LLM calls per sliding hour, all AITasks together', int(0), 120)
+    .option('--llm-task-calls-per-hour <n>', 'LLM calls per sliding hour for one AITask', int(0), 12)
+    .option(
+      '--llm-failure-threshold <n>',
+      'consecutive failed LLM calls to one endpoint that open its circuit breaker',
+      int(1, 1000),
+      3,
+    )
+    .option(
+      '--llm-circuit-cooloff <d>',
+      'how long an open circuit breaker refuses calls before one trial call',
+      duration,
+      300_000,
+    )
+    .option(
       '--leader-elect',
       'elect a leader on a coordination.k8s.io Lease; only the leader reconciles',
       false,
@@ -108,6 +161,17 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
           maxAttempts: num('defaultMaxAttempts'),
           minReplicas: num('defaultMinReplicas'),
           maxReplicas: num('defaultMaxReplicas'),
+        },
+        maxConcurrentRemediations: num('maxConcurrentRemediations'),
+        maxCordonedNodesPercent: num('maxCordonedNodesPercent'),
+        llm: {
+          allowlist: f.llmEndpointAllowlist as AllowRule[],
+          ...opt('apiKeyEnv', str('llmApiKeyEnv')),
+          defaultModel: str('llmDefaultModel') ?? 'gpt-4o-mini',
+          callsPerHour: num('llmCallsPerHour'),
+          taskCallsPerHour: num('llmTaskCallsPerHour'),
+          failureThreshold: num('llmFailureThreshold'),
+          circuitCoolOffMs: num('llmCircuitCooloff'),
         },
         leaderElect: f.leaderElect === true,
         leaderElectionNamespace: str('leaderElectionNamespace') ?? DEFAULT_INSTALL.namespace,

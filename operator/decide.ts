@@ -32,7 +32,7 @@ export type TargetObservation =
   | { readonly found: true; readonly replicas: number }
   | {
       readonly found: false;
-      readonly reason: 'TargetNotFound' | 'CrossNamespaceRefused';
+      readonly reason: 'TargetNotFound' | 'CrossNamespaceRefused' | 'DuplicateTarget';
       readonly message: string;
     };
 
@@ -59,7 +59,10 @@ export type BlockReason =
   | 'AtMinReplicas'
   | 'PodDisruptionBudget'
   | 'NoPodToRestart'
-  | 'ActionFailed';
+  | 'ActionFailed'
+  | 'ConcurrencyCapReached'
+  | 'CordonCapReached'
+  | 'NodeAlreadyCordoned';
 
 /** The outcome of the rules. */
 export type Verdict =
@@ -81,6 +84,8 @@ export type Verdict =
       readonly blockedBy: BlockReason;
       readonly message: string;
       readonly remainingMs?: number;
+      /** The action the guardrail stopped, when one was planned (DryRun, AwaitingApproval, caps). */
+      readonly plan?: ActionPlan;
     }
   | { readonly kind: 'act'; readonly value: number; readonly since: string; readonly plan: ActionPlan };
 
@@ -125,13 +130,19 @@ export function decide(
     attempts >= (spec.remediation.maxAttempts ?? defaults.maxAttempts)
   )
     return { kind: 'stalled', value, attempts };
-  const blocked = (blockedBy: BlockReason, message: string, remainingMs?: number): Verdict => ({
+  const blocked = (
+    blockedBy: BlockReason,
+    message: string,
+    remainingMs?: number,
+    plan?: ActionPlan,
+  ): Verdict => ({
     kind: 'blocked',
     value,
     since,
     blockedBy,
     message,
     ...(remainingMs !== undefined ? { remainingMs } : {}),
+    ...(plan !== undefined ? { plan } : {}),
   });
   const last = status?.lastExecutionTime;
   const cooldownMs = (spec.remediation.cooldownSeconds ?? defaults.cooldownSeconds) * 1000;
@@ -141,10 +152,27 @@ export function decide(
   }
   const plan = planAction(spec, target.replicas, defaults);
   if ('blockedBy' in plan) return blocked(plan.blockedBy, plan.message);
-  if (spec.dryRun === true) return blocked('DryRun', `dry run: would run ${describePlan(plan)}`);
+  if (spec.dryRun === true)
+    return blocked('DryRun', `dry run: would run ${describePlan(plan)}`, undefined, plan);
   if (spec.approval === 'Manual')
-    return blocked('AwaitingApproval', `${describePlan(plan)} waits for manual approval`);
+    return blocked('AwaitingApproval', `${describePlan(plan)} waits for manual approval`, undefined, plan);
   return { kind: 'act', value, since, plan };
+}
+
+/** An `act` verdict turned into `blocked` by a guardrail outside the rules (caps, resolution). */
+export function blockAct(
+  verdict: Extract<Verdict, { kind: 'act' }>,
+  blockedBy: BlockReason,
+  message: string,
+): Verdict {
+  return {
+    kind: 'blocked',
+    value: verdict.value,
+    since: verdict.since,
+    blockedBy,
+    message,
+    plan: verdict.plan,
+  };
 }
 
 /** The action for the spec given the current replica count, or the bound that forbids it. */

@@ -1,6 +1,7 @@
 // Records Kubernetes Events (events.k8s.io/v1) on AITasks, so `kubectl describe` and
 // `kubectl aiops describe` show every decision, action and skip with its reason.
-// Recording is best effort: a failed Event is logged, never fails the reconcile.
+// Recording is best effort: a failed Event is logged, never fails the reconcile. It also
+// reads the reasons of recent Events about a target, for the LLM advisor's context.
 
 import { randomBytes } from 'node:crypto';
 import { ResourceClient } from '../api/kube/resources.ts';
@@ -30,6 +31,28 @@ export class EventRecorder {
     this.#events = new ResourceClient(transport, Resources.events);
     this.#instance = instance.slice(0, 128);
     this.#log = log;
+  }
+
+  /**
+   * Reasons of Events of the last hour in `namespace` about Deployment `name`, its
+   * ReplicaSets and pods (by name prefix); at most 500 Events are read. Best effort: [] on error.
+   */
+  async recentReasons(namespace: string, name: string, now: number): Promise<string[]> {
+    try {
+      const list = await this.#events.list(namespace, { limit: 500 });
+      const kinds = new Set(['Deployment', 'ReplicaSet', 'Pod']);
+      return list.items
+        .filter(
+          (e) =>
+            kinds.has(e.regarding.kind) &&
+            (e.regarding.name === name || e.regarding.name.startsWith(`${name}-`)) &&
+            Date.parse(e.eventTime || e.metadata.creationTimestamp || '') > now - 3_600_000,
+        )
+        .map((e) => e.reason);
+    } catch (err) {
+      this.#log.warn('cannot read events', { namespace, error: String(err) });
+      return [];
+    }
   }
 
   /** Records `specs` on `task`; failures are logged at warn level. */

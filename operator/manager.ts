@@ -5,10 +5,15 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { AITaskClient } from '../api/aitask-client.ts';
+import { APPROVE_ANNOTATION } from '../api/install.ts';
+import { findCondition } from '../api/status/conditions.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { KubeTransport } from '../api/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { Actions } from './actions.ts';
+import { Advisor } from './advisor.ts';
+import { RemediationSlots } from './caps.ts';
+import { CallBudget, CircuitBreaker, type AllowRule } from './llm-policy.ts';
 import { Controller } from './controller.ts';
 import type { Defaults } from './decide.ts';
 import { EventRecorder } from './events.ts';
@@ -35,6 +40,12 @@ export interface OperatorOptions {
   readonly rateLimitQps: number;
   readonly rateLimitBurst: number;
   readonly defaults: Defaults;
+  /** Cap on AITasks with a remediation under way (0: none). */
+  readonly maxConcurrentRemediations: number;
+  /** Share of nodes (percent) CordonNode may leave unschedulable. */
+  readonly maxCordonedNodesPercent: number;
+  /** The LLM advisor's limits. */
+  readonly llm: LLMOptions;
   readonly leaderElect: boolean;
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
@@ -47,6 +58,17 @@ export interface OperatorOptions {
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
   readonly log: Logger;
+}
+
+/** The LLM advisor's limits (command.ts documents each flag). */
+export interface LLMOptions {
+  readonly allowlist: readonly AllowRule[];
+  readonly apiKeyEnv?: string;
+  readonly defaultModel: string;
+  readonly callsPerHour: number;
+  readonly taskCallsPerHour: number;
+  readonly failureThreshold: number;
+  readonly circuitCoolOffMs: number;
 }
 
 /** A started operator. */
@@ -75,6 +97,7 @@ function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
   const b = newT.metadata;
   return (
     a.generation !== b.generation ||
+    a.annotations?.[APPROVE_ANNOTATION] !== b.annotations?.[APPROVE_ANNOTATION] ||
     a.deletionTimestamp !== b.deletionTimestamp ||
     (b.deletionTimestamp !== undefined && (a.finalizers ?? []).join() !== (b.finalizers ?? []).join())
   );
@@ -89,9 +112,13 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   });
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
   const queue = new WorkQueue({ limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }) });
+  const slots = new RemediationSlots(o.maxConcurrentRemediations, () =>
+    taskCache.list().map((t) => [objectKey(t), t.status] as const),
+  );
   const telemetry = createTelemetry(
     () => queue.depth,
     () => queue.inFlight,
+    () => slots.holders().length,
   );
   const onError =
     (kind: string) =>
@@ -108,19 +135,37 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     transform: (d) => {
       delete d.metadata.managedFields;
       const { replicas, selector } = d.spec ?? {};
+      const { readyReplicas, availableReplicas } = d.status ?? {};
       return {
         metadata: d.metadata,
         spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
+        status: {
+          ...(readyReplicas !== undefined ? { readyReplicas } : {}),
+          ...(availableReplicas !== undefined ? { availableReplicas } : {}),
+        },
       };
     },
     onError: onError('deployments'),
   });
+  const sameTarget = (t: v2.AITask): string[] => {
+    const [target = ''] = targetKeys(t);
+    return taskCache.byIndex('target', target).filter((k) => k !== objectKey(t));
+  };
   taskCache.on({
     add: (t) => queue.add(objectKey(t)),
     update: (a, b) => {
       if (needsReconcile(a, b)) queue.add(objectKey(b));
     },
+    delete: (t) => {
+      queue.add(objectKey(t));
+      for (const key of sameTarget(t)) queue.add(key);
+    },
   });
+  const waitingForSlot = (): void => {
+    for (const t of taskCache.list())
+      if (findCondition(t.status?.conditions, 'RemediationAllowed')?.reason === 'ConcurrencyCapReached')
+        queue.add(objectKey(t));
+  };
   const enqueueTasksOf = (d: Deployment): void => {
     for (const key of taskCache.byIndex('target', objectKey(d))) queue.add(key);
   };
@@ -136,7 +181,17 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     taskCache,
     deployments,
     prometheus: new PrometheusClient({ url: o.prometheusUrl }),
-    actions: new Actions(transport),
+    actions: new Actions(transport, o.maxCordonedNodesPercent),
+    advisor: new Advisor({
+      allowlist: o.llm.allowlist,
+      budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour),
+      breaker: new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs),
+      ...(o.llm.apiKeyEnv !== undefined ? { apiKeyEnv: o.llm.apiKeyEnv } : {}),
+      defaultModel: o.llm.defaultModel,
+      onOutcome: (outcome) => telemetry.llmCalls.inc({ outcome }),
+    }),
+    slots,
+    onSlotFreed: waitingForSlot,
     events: new EventRecorder(transport, identity, log),
     history: new History(transport),
     telemetry,

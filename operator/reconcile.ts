@@ -1,22 +1,37 @@
 // reconcile(key) for one AITask, level-triggered and idempotent: read the cached object →
-// finalizer cleanup on deletion → ensure the finalizer → record the spec revision → resolve
-// the target → read the metric → decide (pure) → act → write status through the status
-// subresource → requeue after intervalSeconds. When the computed status equals the stored
-// one nothing is written and no Event is recorded.
+// finalizer cleanup on deletion → ensure the finalizer → settle a decision an earlier run
+// left in flight (verify its effect) → record the spec revision → resolve the target (one
+// AITask per Deployment) → read the metric → decide (pure) → approval → gates (remediation
+// slots, LLM advice, resolving the pod/node within the cordon cap) → write the decision →
+// act → write the outcome → requeue after intervalSeconds. When the computed status equals
+// the stored one nothing is written and no Event is recorded.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { FINALIZER } from '../api/install.ts';
+import { NotFoundError } from '../api/kube/errors.ts';
+import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
+import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import type { Actions } from './actions.ts';
-import { decide, type Defaults, type MetricObservation, type TargetObservation } from './decide.ts';
+import { adviceContext, applyAdvice } from './advice.ts';
+import type { Advisor } from './advisor.ts';
+import { applyApproval } from './approval.ts';
+import { effectOf, type Actions, type Prepared } from './actions.ts';
+import { targetOwner, type RemediationSlots } from './caps.ts';
+import {
+  blockAct,
+  decide,
+  type Defaults,
+  type MetricObservation,
+  type TargetObservation,
+  type Verdict,
+} from './decide.ts';
 import type { EventRecorder } from './events.ts';
 import type { History } from './history.ts';
 import type { Informer } from './informer.ts';
 import type { Deployment } from './kinds.ts';
-import type { Logger } from '../api/log.ts';
 import { renderQuery, type PrometheusClient } from './prometheus.ts';
-import { evaluate, recordOutcome, settleInterrupted, type EventSpec } from './status.ts';
+import { isInFlight, settleDecision, verifyEffect } from './settle.ts';
+import { evaluate, recordOutcome, type EvaluationExtra, type EventSpec } from './status.ts';
 import type { Telemetry } from './telemetry.ts';
 
 /** What reconcile asks the controller to do next. */
@@ -32,6 +47,12 @@ export interface ReconcilerDeps {
   readonly deployments: Informer<Deployment>;
   readonly prometheus: PrometheusClient;
   readonly actions: Actions;
+  /** The LLM advisor for AITasks in decision mode LLM. */
+  readonly advisor: Advisor;
+  /** Remediations in flight across all AITasks (`--max-concurrent-remediations`). */
+  readonly slots: RemediationSlots;
+  /** Called when a remediation slot is freed, so tasks waiting for one are reconciled at once. */
+  readonly onSlotFreed?: () => void;
   readonly events: EventRecorder;
   readonly history: History;
   readonly telemetry: Telemetry;
@@ -59,11 +80,15 @@ export class Reconciler {
   async reconcile(key: string): Promise<Result> {
     const d = this.#d;
     const cached = d.taskCache.get(key);
-    if (!cached) return {};
+    if (!cached) {
+      this.#forget(key);
+      return {};
+    }
     const log = d.log.with({ key });
     const [namespace = '', name = ''] = key.split('/');
     if (cached.metadata.deletionTimestamp !== undefined) {
       await this.#finalize(cached, log);
+      this.#forget(key);
       return {};
     }
     let task = cached;
@@ -71,54 +96,129 @@ export class Reconciler {
       task = await d.tasks.addFinalizer(namespace, name);
       log.info('finalizer added');
     }
-    if (task.status?.pendingDecision !== undefined)
-      task = await this.#settle(await d.tasks.get(namespace, name), log);
-    if (task.status?.observedGeneration !== task.metadata.generation) await d.history.record(task);
-
-    const now = (d.now ?? Date.now)();
-    const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
-    const targetNs = task.spec.target.namespace ?? namespace;
-    const deployment = d.deployments.get(`${targetNs}/${task.spec.target.name}`);
-    const target = this.#target(task, targetNs, deployment);
-    const metric = await this.#metric(task, target, targetNs);
-    const verdict = decide(task, target, metric, now, d.defaults);
-    const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs);
-
-    if (ev.act === undefined || deployment === undefined) {
-      if (!isDeepStrictEqual(task.status ?? {}, ev.status)) {
-        await this.#writeStatus(task, ev.status, ev.events, log);
-        log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
-      }
-      return { requeueAfterMs: ev.requeueAfterMs };
-    }
-    const { decision, plan } = ev.act;
-    task = await this.#writeStatus(task, ev.status, ev.events, log);
-    log.info('acting', { action: plan.action, decision: decision.id });
-    let outcome;
     try {
-      outcome = await d.actions.run(plan, deployment);
-    } catch (err) {
-      outcome = {
-        executed: false as const,
-        blockedBy: 'ActionFailed' as const,
-        message: `${plan.action} failed: ${(err as Error).message}`,
-      };
+      if (isInFlight(task.status?.pendingDecision))
+        task = await this.#settle(await d.tasks.get(namespace, name), log);
+      const out = await this.#evaluate(key, task, log);
+      task = out.task;
+      return { requeueAfterMs: out.requeueAfterMs };
+    } finally {
+      if (d.slots.sync(key, task.status)) d.onSlotFreed?.();
     }
-    d.telemetry.actions.inc({
-      action: plan.action,
-      outcome: outcome.executed ? 'executed' : outcome.blockedBy === 'ActionFailed' ? 'failed' : 'blocked',
-    });
-    const after = recordOutcome(task, task.status ?? {}, decision, plan, outcome, (d.now ?? Date.now)());
-    await this.#writeStatus(task, after.status, after.events, log);
-    log.info('action finished', {
-      action: plan.action,
-      executed: outcome.executed,
-      message: outcome.message,
-    });
-    return { requeueAfterMs: ev.requeueAfterMs };
   }
 
-  #target(task: v2.AITask, targetNs: string, deployment: Deployment | undefined): TargetObservation {
+  async #evaluate(
+    key: string,
+    initial: v2.AITask,
+    log: Logger,
+  ): Promise<{ task: v2.AITask; requeueAfterMs: number }> {
+    const d = this.#d;
+    let task = initial;
+    if (task.status?.observedGeneration !== task.metadata.generation) await d.history.record(task);
+    const now = (d.now ?? Date.now)();
+    const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
+    const targetNs = task.spec.target.namespace ?? task.metadata.namespace ?? '';
+    const deployment = d.deployments.get(`${targetNs}/${task.spec.target.name}`);
+    const target = this.#target(key, task, targetNs, deployment);
+    const metric = await this.#metric(task, target, targetNs);
+    const approval = applyApproval(task, decide(task, target, metric, now, d.defaults));
+    let verdict = approval.verdict;
+    let extra: EvaluationExtra =
+      approval.approvedId !== undefined
+        ? { decisionId: approval.approvedId, note: `approved (${APPROVE_ANNOTATION})` }
+        : {};
+    let prepared: Prepared | undefined;
+    if (verdict.kind === 'act' && deployment !== undefined) {
+      const gated = await this.#gate(key, task, verdict, deployment, extra, now);
+      ({ verdict, extra, prepared } = gated);
+    }
+    if (verdict.kind === 'blocked' || verdict.kind === 'targetMissing')
+      d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
+    if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
+    const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs, extra);
+
+    if (ev.act === undefined || prepared === undefined || deployment === undefined) {
+      if (!isDeepStrictEqual(task.status ?? {}, ev.status)) {
+        task = await this.#writeStatus(task, ev.status, ev.events, log);
+        log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
+      } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
+    } else {
+      const { decision, plan } = ev.act;
+      task = await this.#writeStatus(task, ev.status, ev.events, log);
+      log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
+      let outcome;
+      try {
+        outcome = await d.actions.run(prepared, deployment);
+      } catch (err) {
+        outcome = {
+          executed: false as const,
+          blockedBy: 'ActionFailed' as const,
+          message: `${plan.action} failed: ${(err as Error).message}`,
+        };
+      }
+      d.telemetry.actions.inc({
+        action: plan.action,
+        outcome: outcome.executed ? 'executed' : outcome.blockedBy === 'ActionFailed' ? 'failed' : 'blocked',
+      });
+      const after = recordOutcome(task, task.status ?? {}, decision, plan, outcome, (d.now ?? Date.now)());
+      task = await this.#writeStatus(task, after.status, after.events, log);
+      log.info('action finished', {
+        action: plan.action,
+        executed: outcome.executed,
+        message: outcome.message,
+      });
+    }
+    if (approval.consume) await this.#consumeApproval(task);
+    return { task, requeueAfterMs: ev.requeueAfterMs };
+  }
+
+  /**
+   * The gates between the rules' `act` and the action: a remediation slot, the LLM's advice
+   * (LLM mode, not for an approved decision), and resolving the pod or node within the caps.
+   */
+  async #gate(
+    key: string,
+    task: v2.AITask,
+    act: Extract<Verdict, { kind: 'act' }>,
+    deployment: Deployment,
+    extra: EvaluationExtra,
+    now: number,
+  ): Promise<{ verdict: Verdict; extra: EvaluationExtra; prepared?: Prepared }> {
+    const d = this.#d;
+    if (act.plan.action !== 'Noop') {
+      const holders = d.slots.acquire(key);
+      if (holders !== undefined)
+        return {
+          verdict: blockAct(
+            act,
+            'ConcurrencyCapReached',
+            `${holders.length} remediations in flight (--max-concurrent-remediations=${d.slots.cap}): ${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}`,
+          ),
+          extra,
+        };
+    }
+    let verdict: Extract<Verdict, { kind: 'act' }> = act;
+    const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
+    if (llm !== undefined && extra.decisionId === undefined) {
+      const targetNs = deployment.metadata.namespace ?? '';
+      const reasons = await d.events.recentReasons(targetNs, deployment.metadata.name ?? '', now);
+      const ctx = adviceContext(task, act.value, act.since, deployment, reasons, now, d.defaults);
+      const advised = applyAdvice(act.plan, await d.advisor.advise(key, llm, ctx));
+      verdict = { ...act, plan: advised.plan };
+      extra = { ...extra, ...advised.extra };
+    }
+    const prepared = await d.actions.prepare(verdict.plan, deployment);
+    if ('blockedBy' in prepared)
+      return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
+    return { verdict, extra: { ...extra, effect: effectOf(prepared) }, prepared };
+  }
+
+  #target(
+    key: string,
+    task: v2.AITask,
+    targetNs: string,
+    deployment: Deployment | undefined,
+  ): TargetObservation {
     const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
     if (targetNs !== task.metadata.namespace && !this.#d.allowCrossNamespace)
       return {
@@ -127,6 +227,17 @@ export class Reconciler {
         message: `${ref} is in another namespace; the operator runs without --allow-cross-namespace`,
       };
     if (!deployment) return { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
+    const rivals = this.#d.taskCache
+      .byIndex('target', `${targetNs}/${task.spec.target.name}`)
+      .map((k) => (k === key ? task : this.#d.taskCache.get(k)))
+      .filter((t) => t !== undefined);
+    const owner = targetOwner(rivals.some((t) => t === task) ? rivals : [...rivals, task]);
+    if (owner !== undefined && owner !== key)
+      return {
+        found: false,
+        reason: 'DuplicateTarget',
+        message: `AITask ${owner} already watches ${ref}; this one never acts while it exists`,
+      };
     return { found: true, replicas: deployment.spec?.replicas ?? 1 };
   }
 
@@ -161,14 +272,40 @@ export class Reconciler {
     return written;
   }
 
-  /** A pendingDecision on the live object means an earlier run stopped mid-action: record it, never repeat it. */
+  /**
+   * A decision in flight on the live object means an earlier run stopped mid-action: its
+   * effect is verified, never blindly repeated (settle.ts).
+   */
   async #settle(live: v2.AITask, log: Logger): Promise<v2.AITask> {
-    const settled = settleInterrupted(live);
+    const pending = live.status?.pendingDecision;
+    if (live.status === undefined || !isInFlight(pending)) return live;
+    const targetNs = live.spec.target.namespace ?? live.metadata.namespace ?? '';
+    const deployment = this.#d.deployments.get(`${targetNs}/${live.spec.target.name}`);
+    const verification = verifyEffect(pending, await this.#d.actions.observe(pending, deployment));
+    const settled = settleDecision(live.status, verification);
     if (!settled) return live;
-    log.warn('found an interrupted decision; recording it without repeating the action', {
-      decision: live.status?.pendingDecision?.id,
+    log.warn('settled an interrupted decision', {
+      decision: pending.id,
+      action: pending.action,
+      verification,
     });
     return this.#writeStatus(live, settled.status, settled.events, log);
+  }
+
+  /** Removes the approval annotation (merge patch; the object may be gone). */
+  async #consumeApproval(task: v2.AITask): Promise<void> {
+    await this.#d.tasks
+      .patch(task.metadata.namespace, task.metadata.name ?? '', {
+        metadata: { annotations: { [APPROVE_ANNOTATION]: null } },
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+  }
+
+  #forget(key: string): void {
+    if (this.#d.slots.forget(key)) this.#d.onSlotFreed?.();
+    this.#d.advisor.forget(key);
   }
 
   async #finalize(task: v2.AITask, log: Logger): Promise<void> {

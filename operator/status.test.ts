@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type * as v2 from '../api/schema/v2.ts';
 import { findCondition } from '../api/status/conditions.ts';
 import { decide } from './decide.ts';
-import { evaluate, recordOutcome, settleInterrupted } from './status.ts';
+import { evaluate, recordOutcome } from './status.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const base: v2.AITask = {
@@ -80,12 +80,73 @@ test('a spec change moves observedGeneration and every condition with it', () =>
   assert.ok(next.status.conditions?.every((c) => c.observedGeneration === 2));
 });
 
-test('an interrupted decision is recorded, counted and never re-run', () => {
-  const act = step(base, 0.9, T0);
-  const settled = settleInterrupted({ ...base, status: act.status });
-  assert.ok(settled);
-  assert.equal(settled.status.pendingDecision, undefined);
-  assert.equal(settled.status.lastExecutionTime, act.status.pendingDecision?.at);
-  assert.equal(settled.status.attempts, 1);
-  assert.equal(settleInterrupted({ ...base, status: settled.status }), undefined);
+test('manual approval: the decision waits in pendingDecision with a stable id while it is unchanged', () => {
+  const manual: v2.AITask = { ...base, spec: { ...base.spec, approval: 'Manual' } };
+  const first = step(manual, 0.9, T0);
+  assert.equal(first.act, undefined);
+  assert.equal(first.status.phase, 'AwaitingApproval');
+  const waiting = first.status.pendingDecision;
+  assert.ok(waiting);
+  assert.equal(waiting.id, 'id-1');
+  assert.equal(waiting.blockedBy, 'AwaitingApproval');
+  assert.deepEqual(waiting.effect, { fromReplicas: 2, replicas: 3 });
+  const again = evaluate(
+    { ...manual, status: first.status },
+    decide(
+      { ...manual, status: first.status },
+      { found: true, replicas: 2 },
+      { ok: true, value: 0.95 },
+      T0 + 60_000,
+    ),
+    T0 + 60_000,
+    'id-2',
+    60_000,
+  );
+  assert.equal(again.status.pendingDecision?.id, 'id-1');
+  const moved = evaluate(
+    { ...manual, status: first.status },
+    decide(
+      { ...manual, status: first.status },
+      { found: true, replicas: 1 },
+      { ok: true, value: 0.95 },
+      T0 + 60_000,
+    ),
+    T0 + 60_000,
+    'id-3',
+    60_000,
+  );
+  assert.equal(moved.status.pendingDecision?.id, 'id-3', 'a different scale is a new decision');
+});
+
+test('LLMAvailable is dropped when the task leaves LLM mode; extra conditions and events are applied', () => {
+  const llm: v2.AITask = {
+    ...base,
+    spec: {
+      ...base.spec,
+      decision: { mode: 'LLM', llm: { endpoint: 'http://llm.local/v1/chat/completions' } },
+    },
+  };
+  const withLLM = evaluate(
+    llm,
+    decide(llm, { found: true, replicas: 2 }, { ok: true, value: 0.9 }, T0),
+    T0,
+    'a',
+    60_000,
+    {
+      source: 'llm',
+      note: 'LLM advice ScaleUp (confidence 0.9): load',
+      conditions: [{ type: 'LLMAvailable', status: 'True', reason: 'LLMAdvice', message: 'ok' }],
+      events: [{ type: 'Normal', reason: 'X', action: 'Advise', note: 'n' }],
+    },
+  );
+  assert.ok(withLLM.act);
+  assert.equal(withLLM.act.decision.source, 'llm');
+  assert.match(withLLM.act.decision.reason, /LLM advice/);
+  assert.equal(findCondition(withLLM.status.conditions, 'LLMAvailable')?.status, 'True');
+  assert.deepEqual(
+    withLLM.events.map((e) => e.reason),
+    ['X', 'ThresholdBreached'],
+  );
+  const rules = step({ ...base, status: withLLM.status }, 0.1, T0 + 1000);
+  assert.equal(findCondition(rules.status.conditions, 'LLMAvailable'), undefined);
 });

@@ -7,6 +7,7 @@ import {
   ConditionType,
   Reason,
   metaTime,
+  removeCondition,
   setCondition,
   type ConditionInput,
 } from '../api/status/conditions.ts';
@@ -28,6 +29,22 @@ export interface Evaluation {
   readonly act?: { readonly decision: v2.DecisionRecord; readonly plan: ActionPlan };
   /** Milliseconds until the next evaluation. */
   readonly requeueAfterMs: number;
+}
+
+/** What the reconciler adds to an evaluation: the decision's source and resolved effect, the LLM's account. */
+export interface EvaluationExtra {
+  /** Who decided (default rules). */
+  readonly source?: 'rules' | 'llm';
+  /** Appended to the decision's reason (the LLM's advice, or why the rules decided alone). */
+  readonly note?: string;
+  /** The resolved target of the action (pod, node), merged with the plan's replicas. */
+  readonly effect?: v2.DecisionEffect;
+  /** Conditions to set as well (LLMAvailable). */
+  readonly conditions?: readonly ConditionInput[];
+  /** Events to record as well (LLM fallbacks). */
+  readonly events?: readonly EventSpec[];
+  /** Id of the decision when it continues an earlier one (an approved pendingDecision). */
+  readonly decisionId?: string;
 }
 
 /** Result of running an action. */
@@ -78,23 +95,42 @@ function thresholdLabel(task: Task): string {
   return `${op} ${task.spec.trigger.threshold}`;
 }
 
+/** The replicas a scale plan moves between (empty for other actions). */
+export function planEffect(plan: ActionPlan): v2.DecisionEffect {
+  return 'replicas' in plan ? { fromReplicas: plan.from, replicas: plan.replicas } : {};
+}
+
 function decisionRecord(
   task: Task,
   id: string,
   value: number,
   reason: string,
   at: string,
+  plan?: ActionPlan,
+  extra: EvaluationExtra = {},
 ): v2.DecisionRecord {
+  const effect = { ...(plan ? planEffect(plan) : {}), ...extra.effect };
   return {
     id,
-    action: task.spec.remediation.action,
-    source: 'rules',
-    reason,
+    action: plan?.action ?? task.spec.remediation.action,
+    source: extra.source ?? 'rules',
+    reason: extra.note !== undefined ? `${reason}; ${extra.note}` : reason,
     metricValue: value,
     threshold: task.spec.trigger.threshold,
     executed: false,
     at,
+    ...(Object.keys(effect).length > 0 ? { effect } : {}),
   };
+}
+
+/** The same decision for approval purposes: action and effect agree. */
+function sameDecision(a: v2.DecisionRecord | undefined, b: v2.DecisionRecord): boolean {
+  return (
+    a !== undefined &&
+    a.action === b.action &&
+    a.effect?.replicas === b.effect?.replicas &&
+    a.effect?.fromReplicas === b.effect?.fromReplicas
+  );
 }
 
 /** Evaluates one verdict into the next status (pure; `now` in ms, `decisionId` for a new decision). */
@@ -104,9 +140,13 @@ export function evaluate(
   now: number,
   decisionId: string,
   intervalMs: number,
+  extra: EvaluationExtra = {},
 ): Evaluation {
   const generation = task.metadata.generation ?? 0;
-  const prev = task.status ?? {};
+  const llmMode = task.spec.decision?.mode === 'LLM';
+  const prev = llmMode
+    ? (task.status ?? {})
+    : { ...task.status, conditions: removeCondition(task.status?.conditions, ConditionType.LLMAvailable) };
   const t = metaTime(new Date(now));
   const attempts = currentAttempts(task);
   const base = without(prev, 'pendingDecision', 'breachSince');
@@ -131,11 +171,11 @@ export function evaluate(
   ): Evaluation => ({
     status: withConditions(
       { ...base, phase, message, observedGeneration: generation, attempts, ...patch },
-      inputs,
+      [...inputs, ...(extra.conditions ?? [])],
       generation,
       t,
     ),
-    events: [ev],
+    events: [...(extra.events ?? []), ev],
     requeueAfterMs,
   });
   const keepBreach = prev.breachSince !== undefined ? { breachSince: prev.breachSince } : {};
@@ -158,7 +198,9 @@ export function evaluate(
         'Failed',
         verdict.message,
         [
-          cond(ConditionType.TargetFound, 'False', verdict.reason, verdict.message),
+          verdict.reason === Reason.DuplicateTarget
+            ? found
+            : cond(ConditionType.TargetFound, 'False', verdict.reason, verdict.message),
           cond(ConditionType.Ready, 'False', verdict.reason, verdict.message),
           cond(ConditionType.Stalled, 'True', verdict.reason, verdict.message),
           cond(ConditionType.Reconciling, 'False', verdict.reason, verdict.message),
@@ -236,34 +278,44 @@ export function evaluate(
     }
     case 'blocked': {
       const record = {
-        ...decisionRecord(task, decisionId, verdict.value, verdict.message, t),
+        ...decisionRecord(task, decisionId, verdict.value, verdict.message, t, verdict.plan, extra),
         blockedBy: verdict.blockedBy,
       };
+      const awaiting = verdict.blockedBy === 'AwaitingApproval';
+      const waiting =
+        prev.pendingDecision?.blockedBy === 'AwaitingApproval' ? prev.pendingDecision : undefined;
       const same =
-        prev.lastDecision?.blockedBy === verdict.blockedBy && prev.lastDecision.action === record.action;
+        prev.lastDecision?.blockedBy === verdict.blockedBy &&
+        prev.lastDecision.action === record.action &&
+        prev.lastDecision.reason === record.reason;
       const keep = verdict.blockedBy === 'Cooldown' || same;
-      const phase = verdict.blockedBy === 'AwaitingApproval' ? 'AwaitingApproval' : keepPhase('Monitoring');
+      const decisionPatch: Partial<v2.Status> = awaiting
+        ? { pendingDecision: waiting !== undefined && sameDecision(waiting, record) ? waiting : record }
+        : keep
+          ? {}
+          : { lastDecision: record };
+      const phase = awaiting ? 'AwaitingApproval' : keepPhase('Monitoring');
+      const note = awaiting
+        ? `${verdict.message}: approve with kubectl aiops approve ${task.metadata.name ?? ''} (decision ${decisionPatch.pendingDecision?.id ?? ''})`
+        : verdict.message;
       return result(
         phase,
-        verdict.message,
+        note,
         [
           found,
           metricsOk,
           cond(ConditionType.Ready, 'False', Reason.Breached, `threshold ${threshold} breached`),
-          cond(ConditionType.RemediationAllowed, 'False', verdict.blockedBy, verdict.message),
+          cond(ConditionType.RemediationAllowed, 'False', verdict.blockedBy, note),
           notStalled,
-          cond(ConditionType.Reconciling, 'False', verdict.blockedBy, verdict.message),
+          cond(ConditionType.Reconciling, 'False', verdict.blockedBy, note),
         ],
         event(
-          verdict.blockedBy === 'DryRun' ? 'Normal' : 'Warning',
+          verdict.blockedBy === 'DryRun' || awaiting ? 'Normal' : 'Warning',
           verdict.blockedBy,
           'Skip',
-          verdict.message,
+          note,
         ),
-        {
-          breachSince: verdict.since,
-          ...(keep ? {} : { lastDecision: record }),
-        },
+        { breachSince: verdict.since, ...decisionPatch },
         Math.min(intervalMs, verdict.remainingMs ?? intervalMs),
       );
     }
@@ -271,10 +323,12 @@ export function evaluate(
       const what = describePlan(verdict.plan);
       const decision = decisionRecord(
         task,
-        decisionId,
+        extra.decisionId ?? decisionId,
         verdict.value,
         `threshold ${threshold} breached: ${what}`,
         t,
+        verdict.plan,
+        extra,
       );
       const ev = result(
         'Healing',
@@ -287,7 +341,12 @@ export function evaluate(
           notStalled,
           cond(ConditionType.Reconciling, 'True', Reason.Remediating, `running ${what}`),
         ],
-        event('Normal', Reason.Breached, 'Decide', `metric ${verdict.value} ${threshold}: decided ${what}`),
+        event(
+          'Normal',
+          Reason.Breached,
+          'Decide',
+          `metric ${verdict.value} ${threshold}: decided ${what}${extra.note !== undefined ? ` (${extra.note})` : ''}`,
+        ),
         {
           breachSince: verdict.since,
           pendingDecision: decision,
@@ -353,27 +412,5 @@ export function recordOutcome(
       t,
     ),
     events: [event('Warning', outcome.blockedBy, plan.action, outcome.message)],
-  };
-}
-
-/**
- * For a `pendingDecision` left by an operator that stopped mid-action: the action may or may
- * not have run, so it is never repeated. It is recorded as the last execution (cooldown and
- * attempts count from it) with a reason that says it was not confirmed.
- */
-export function settleInterrupted(task: Task): { status: v2.Status; events: EventSpec[] } | undefined {
-  const status = task.status;
-  const pending = status?.pendingDecision;
-  if (status === undefined || pending === undefined) return undefined;
-  const note = `${pending.reason} (interrupted before it was confirmed; not repeated)`;
-  return {
-    status: {
-      ...without(status, 'pendingDecision'),
-      phase: 'Healing',
-      lastDecision: { ...pending, reason: note },
-      lastExecutionTime: pending.at,
-      attempts: (status.attempts ?? 0) + (pending.action === 'Noop' ? 0 : 1),
-    },
-    events: [event('Warning', 'DecisionInterrupted', pending.action, note)],
   };
 }

@@ -1,6 +1,7 @@
 // The operator's Prometheus metrics (prom-client): reconcile totals, errors and durations,
-// work-queue depth, actions by type and outcome, status writes, leadership, plus the
-// standard process metrics (RSS, heap, event-loop lag).
+// work-queue depth, actions by type and outcome, remediations in flight, LLM calls by
+// outcome, status writes, leadership, plus the standard process metrics (RSS, heap,
+// event-loop lag).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -15,14 +16,25 @@ export interface Telemetry {
   readonly reconcileDuration: Histogram;
   /** Actions by type (RestartPod, ScaleUp, …) and outcome (executed, blocked, failed). */
   readonly actions: Counter<'action' | 'outcome'>;
+  /** LLM advisor outcomes: advice, or the failure reason (LLMTimeout, LLMEndpointNotAllowed, …). */
+  readonly llmCalls: Counter<'outcome'>;
+  /** Guardrail refusals by reason (ConcurrencyCapReached, CordonCapReached, DuplicateTarget, …). */
+  readonly refusals: Counter<'reason'>;
   /** Writes of AITask status (the steady state should add none). */
   readonly statusWrites: Counter;
   /** 1 while this process holds the leader Lease. */
   readonly leader: Gauge;
 }
 
-/** Creates the metrics; `queueDepth` is read at scrape time. */
-export function createTelemetry(queueDepth: () => number, inFlight: () => number): Telemetry {
+/**
+ * Creates the metrics; `queueDepth`, `inFlight` and `remediations` (AITasks holding a
+ * remediation slot) are read at scrape time.
+ */
+export function createTelemetry(
+  queueDepth: () => number,
+  inFlight: () => number,
+  remediations: () => number = () => 0,
+): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'aiops_' });
   new Gauge({
@@ -41,8 +53,28 @@ export function createTelemetry(queueDepth: () => number, inFlight: () => number
       this.set(inFlight());
     },
   });
+  new Gauge({
+    name: 'aiops_remediations_in_flight',
+    help: 'AITasks with a remediation under way (held against --max-concurrent-remediations)',
+    registers: [registry],
+    collect(): void {
+      this.set(remediations());
+    },
+  });
   return {
     registry,
+    llmCalls: new Counter({
+      name: 'aiops_llm_calls_total',
+      help: 'LLM advisor outcomes: advice, or why there was none',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    refusals: new Counter({
+      name: 'aiops_guardrail_refusals_total',
+      help: 'Actions refused by a guardrail, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
     reconciles: new Counter({
       name: 'aiops_reconcile_total',
       help: 'Reconciles by result',

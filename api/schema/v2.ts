@@ -181,6 +181,17 @@ const decisionRecordSchema = {
     executed: { type: 'boolean' },
     blockedBy: { type: 'string', description: 'The guardrail that stopped the action, if any.' },
     at: { type: 'string', format: 'date-time' },
+    effect: {
+      type: 'object',
+      description: 'What the action changes, resolved before acting; verified after a restart.',
+      properties: {
+        fromReplicas: { type: 'integer', minimum: 0, description: 'Replicas before a scale.' },
+        replicas: { type: 'integer', minimum: 0, description: 'Replicas a scale sets.' },
+        pod: { type: 'string', description: 'Pod RestartPod evicts or whose node CordonNode cordons.' },
+        podUID: { type: 'string', description: 'UID of that pod.' },
+        node: { type: 'string', description: 'Node CordonNode cordons.' },
+      },
+    },
   },
 } as const;
 
@@ -208,6 +219,8 @@ export const statusSchema = {
 export type Spec = Infer<typeof specSchema>;
 export type Status = Infer<typeof statusSchema>;
 export type DecisionRecord = Infer<typeof decisionRecordSchema>;
+/** The intended effect of a decision (status.pendingDecision.effect). */
+export type DecisionEffect = NonNullable<DecisionRecord['effect']>;
 export type Action = (typeof ACTIONS)[number];
 export type Phase = (typeof PHASES)[number];
 /** An AITask as read or written at aiops.example.com/v2. */

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { CallBudget, CircuitBreaker, endpointAllowed, parseAllowlist } from './llm-policy.ts';
+
+test('allow-list: URL prefixes and host patterns, table', () => {
+  const rules = parseAllowlist(' https://llm.example.com/v1/ , *.ai.internal, 127.0.0.1:8080 ,');
+  const cases: [string, boolean][] = [
+    ['https://llm.example.com/v1/chat/completions', true],
+    ['https://llm.example.com/v1', false],
+    ['https://llm.example.com/v2/chat/completions', false],
+    ['http://llm.example.com/v1/chat/completions', false],
+    ['https://llm.example.com:8443/v1/chat/completions', false],
+    ['https://llm.example.com.evil.com/v1/chat/completions', false],
+    ['https://llm.example.com@evil.com/v1/chat/completions', false],
+    ['https://user:pw@llm.example.com/v1/chat/completions', false],
+    ['https://llm.example.com/v1/../admin', false],
+    ['https://a.ai.internal/v1/chat/completions', true],
+    ['http://b.a.ai.internal:9000/x', true],
+    ['https://ai.internal/v1', false],
+    ['https://evilai.internal/v1', false],
+    ['http://127.0.0.1:8080/v1/chat/completions', true],
+    ['http://127.0.0.1:8081/v1/chat/completions', false],
+    ['http://localhost:8080/v1/chat/completions', false],
+    ['ftp://127.0.0.1:8080/x', false],
+    ['not a url', false],
+  ];
+  for (const [url, want] of cases) assert.equal(endpointAllowed(url, rules), want, url);
+  assert.equal(endpointAllowed('https://llm.example.com/v1/x', []), false, 'empty list allows nothing');
+  const path = parseAllowlist('http://h/v1');
+  assert.equal(endpointAllowed('http://h/v1', path), true);
+  assert.equal(endpointAllowed('http://h/v1/chat', path), true);
+  assert.equal(endpointAllowed('http://h/v10/chat', path), false);
+  assert.equal(endpointAllowed('http://h:80/v1', parseAllowlist('h')), true);
+});
+
+test('allow-list: malformed entries are refused with the entry named', () => {
+  for (const bad of ['ftp://x/', 'https://u:p@x/', 'https://x/?q=1', 'exa mple.com', 'x.com:99999', '*']) {
+    assert.throws(
+      () => parseAllowlist(bad),
+      (err: Error) => err.message.includes(bad.split(':')[0] ?? bad),
+    );
+  }
+  assert.deepEqual(parseAllowlist(''), []);
+});
+
+test('call budget: per task and global per sliding hour; refusals do not count', () => {
+  const b = new CallBudget(2, 3);
+  const t0 = 1_000_000;
+  assert.equal(b.take('a', t0), undefined);
+  assert.equal(b.take('a', t0 + 1), undefined);
+  assert.deepEqual(b.take('a', t0 + 2), { scope: 'task', retryAt: t0 + 3_600_000 });
+  assert.equal(b.take('b', t0 + 3), undefined);
+  assert.equal(b.take('c', t0 + 4)?.scope, 'global');
+  assert.equal(b.take('a', t0 + 3_600_001), undefined, 'the first call left the window');
+  assert.equal(b.take('c', t0 + 3_600_002), undefined);
+  assert.equal(b.take('c', t0 + 3_600_002)?.scope, 'global', 'b, a and c fill the global window');
+});
+
+test('call budget (property): within any hour no task exceeds its limit, nor all tasks the global one', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 0, max: 600_000 })), {
+        maxLength: 200,
+      }),
+      fc.integer({ min: 0, max: 5 }),
+      fc.integer({ min: 0, max: 8 }),
+      (calls, perTask, global) => {
+        const b = new CallBudget(perTask, global);
+        let now = 0;
+        const granted: [string, number][] = [];
+        for (const [key, step] of calls) {
+          now += step;
+          if (b.take(key, now) === undefined) granted.push([key, now]);
+        }
+        for (const [, t] of granted) {
+          const inHour = granted.filter(([, u]) => u > t - 3_600_000 && u <= t);
+          assert.ok(inHour.length <= global);
+          for (const k of ['a', 'b', 'c']) assert.ok(inHour.filter(([x]) => x === k).length <= perTask);
+        }
+      },
+    ),
+  );
+});
+
+test('circuit breaker: opens after N consecutive failures, one trial after the cool-off', () => {
+  const cb = new CircuitBreaker(2, 1000);
+  const e = 'http://llm/v1';
+  assert.deepEqual(cb.allow(e, 0), { ok: true });
+  assert.equal(cb.failure(e, 0), false);
+  cb.success(e);
+  assert.equal(cb.failure(e, 1), false, 'a success resets the count');
+  assert.equal(cb.failure(e, 2), true);
+  assert.deepEqual(cb.allow(e, 500), { ok: false, retryAt: 1002 });
+  assert.deepEqual(cb.allow('http://other/v1', 500), { ok: true }, 'per endpoint');
+  assert.deepEqual(cb.allow(e, 1002), { ok: true }, 'half-open trial');
+  assert.equal(cb.allow(e, 1003).ok, false, 'only one trial at a time');
+  assert.equal(cb.failure(e, 1004), true, 'a failed trial opens it again');
+  assert.equal(cb.allow(e, 1500).ok, false);
+  assert.equal(cb.allow(e, 2004).ok, true);
+  cb.success(e);
+  assert.equal(cb.allow(e, 2005).ok, true);
+});
