@@ -1,0 +1,124 @@
+// Fixtures for the operator's remediation integration tests: a real Prometheus scraping a
+// test-controlled exporter, typed clients of the shared cluster, and builders of the
+// Deployments and v2 AITasks the tests create. Each test still works in its own namespace.
+
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { Resources, type Deployment, type KubeEvent, type Node, type Pod } from '../../operator/kinds.ts';
+import { testAITasks, testKubeconfig, testTransport } from './cluster.ts';
+import { eventually, startOperatorProcess, type OperatorProcess } from './operator.ts';
+import { startExporter, startPrometheus, type Exporter, type Prometheus } from './prometheus.ts';
+
+/** The gauge every remediation test reads, one series per test. */
+export const GAUGE = 'aiops_test_load';
+
+/** A Prometheus with its exporter. */
+export interface Metrics {
+  readonly prometheus: Prometheus;
+  readonly exporter: Exporter;
+  /** Sets `series` and waits until Prometheus answers with it. */
+  set(series: string, value: number | undefined): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts an exporter and a Prometheus scraping it every second. */
+export async function startMetrics(): Promise<Metrics> {
+  const exporter = await startExporter();
+  const prometheus = await startPrometheus([exporter.address]);
+  return {
+    prometheus,
+    exporter,
+    async set(series, value) {
+      exporter.set(GAUGE, { series }, value);
+      await eventually(`Prometheus to see ${series}=${value}`, async () =>
+        (await prometheus.query(`${GAUGE}{series="${series}"}`)) === value ? true : undefined,
+      );
+    },
+    async stop() {
+      await prometheus.stop();
+      await exporter.close();
+    },
+  };
+}
+
+/** Typed clients of the shared cluster. */
+export async function clients() {
+  const t = await testTransport();
+  return {
+    transport: t,
+    tasks: await testAITasks('v2'),
+    deployments: new ResourceClient<Deployment>(t, Resources.deployments),
+    pods: new ResourceClient<Pod>(t, Resources.pods),
+    nodes: new ResourceClient<Node>(t, Resources.nodes),
+    events: new ResourceClient<KubeEvent>(t, Resources.events),
+  };
+}
+
+/** A Deployment of `replicas` pods labelled app=`name`; `podSpec` is merged into the pod spec. */
+export function deployment(
+  name: string,
+  replicas: number,
+  podSpec: Record<string, unknown> = {},
+): Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'nginx' }], ...podSpec },
+      },
+    },
+  };
+}
+
+/** A v2 AITask on Deployment `target` reading the gauge's `series`, evaluated every 10 s. */
+export function aitask(
+  name: string,
+  target: string,
+  series: string,
+  remediation: v2.Spec['remediation'],
+  spec: Partial<v2.Spec> = {},
+): v2.AITask {
+  return {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name },
+    spec: {
+      target: { kind: 'Deployment', name: target },
+      trigger: { query: `${GAUGE}{series="${series}"}`, threshold: 1 },
+      remediation,
+      intervalSeconds: 10,
+      ...spec,
+    },
+  };
+}
+
+/** Starts an operator watching only `ns` with `args`, stopped when the test ends. */
+export async function operatorFor(
+  ns: string,
+  prometheusUrl: string,
+  t: { after: (fn: () => Promise<void>) => void },
+  args: readonly string[] = [],
+): Promise<OperatorProcess> {
+  const op = await startOperatorProcess(testKubeconfig(), [
+    `--namespace=${ns}`,
+    `--prometheus-url=${prometheusUrl}`,
+    ...args,
+  ]);
+  t.after(async () => {
+    await op.stop();
+  });
+  return op;
+}
+
+/** The operator's Events in `ns` about AITask `name` (all AITasks when omitted), oldest first. */
+export async function taskEvents(ns: string, name?: string): Promise<KubeEvent[]> {
+  const { events } = await clients();
+  return (await events.list(ns)).items
+    .filter((e) => e.regarding.kind === 'AITask' && (name === undefined || e.regarding.name === name))
+    .sort((a, b) => a.eventTime.localeCompare(b.eventTime));
+}
