@@ -21,6 +21,12 @@ export const EXAMPLES = {
     '# The same facts for a script',
     'kubectl aiops explain-phase web-cpu -o json',
   ]),
+  approve: block([
+    '# Approve what web-cpu waits on (see it first with describe or explain-phase)',
+    'kubectl aiops approve web-cpu -n prod',
+    '# Approve only the decision you reviewed; refused if another one waits now',
+    'kubectl aiops approve web-cpu -n prod --id 3f2c9a64-8d1e-4c52-9b0e-1a2b3c4d5e6f',
+  ]),
   'force-finalize': block([
     '# Dry run: finalizers, operator liveness evidence and the cleanup still owed',
     'kubectl aiops force-finalize web-cpu -n prod',
@@ -55,6 +61,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   1  error, with a one-line message naming the object and the fix (generation-diff: the specs differ)
   2  usage error: unknown flag, missing argument, invalid value
   3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force);
+     approve when no decision waits for approval (or --id names another);
      migrate-storage while the conversion webhook fails
 
 Environment:

@@ -101,6 +101,16 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .action(runner(async () => (await import('./commands/explain-phase.ts')).explainPhaseCommand));
 
   program
+    .command('approve')
+    .description(
+      'Approve the decision an AITask with approval: Manual is waiting on; the operator executes it once',
+    )
+    .argument('<name>', 'AITask name')
+    .option('--id <decision>', 'approve only if this is the id of the waiting decision')
+    .addHelpText('after', EXAMPLES.approve)
+    .action(runner(async () => (await import('./commands/approve.ts')).approve));
+
+  program
     .command('force-finalize')
     .description(
       'Unstick an AITask stuck in Terminating: dry run by default, --yes to clean up and remove our finalizer',

@@ -86,7 +86,7 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
     case Reason.DryRun:
       return `let it act: ${patch('{"spec":{"dryRun":false}}')}`;
     case Reason.AwaitingApproval:
-      return `approval is Manual: run the action yourself, or let the operator act: ${patch('{"spec":{"approval":"Auto"}}')}`;
+      return `approval is Manual: approve the waiting decision with kubectl aiops approve ${name} -n ${ns}, or let the operator act on its own: ${patch('{"spec":{"approval":"Auto"}}')}`;
     case 'AtMaxReplicas':
     case 'AtMinReplicas':
       return 'the scale bound is reached: widen spec.remediation.scale (minReplicas/maxReplicas) or pick another action';
