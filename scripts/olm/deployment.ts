@@ -16,6 +16,11 @@ export const PORTS = { webhook: DEFAULT_INSTALL.webhookPort, metrics: 8080, heal
 /** Port of the webhook Service (what the CRD's conversion config and OLM's `containerPort` name). */
 export const WEBHOOK_SERVICE_PORT = 443;
 
+/** Optional Secret in the install namespace whose `api-key` is sent to LLM endpoints (LLM mode). */
+export const LLM_SECRET = 'aiops-llm';
+/** Env var the operator reads the LLM API key from (mapped from LLM_SECRET). */
+export const LLM_API_KEY_ENV = 'AIOPS_LLM_API_KEY';
+
 /** Where the webhook reads `tls.crt`/`tls.key`: the path OLM mounts its serving certificate at. */
 export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
@@ -30,6 +35,7 @@ export const OPERATOR_ARGS = [
   `--health-port=${PORTS.health}`,
   `--webhook-port=${PORTS.webhook}`,
   `--webhook-cert-dir=${WEBHOOK_CERT_DIR}`,
+  `--llm-api-key-env=${LLM_API_KEY_ENV}`,
 ];
 
 export interface DeploymentOptions {
@@ -79,6 +85,10 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
             env: [
               { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
               { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              {
+                name: LLM_API_KEY_ENV,
+                valueFrom: { secretKeyRef: { name: LLM_SECRET, key: 'api-key', optional: true } },
+              },
             ],
             ports: [
               { name: 'webhook', containerPort: PORTS.webhook, protocol: 'TCP' },
