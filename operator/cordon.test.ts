@@ -12,12 +12,12 @@ import { eventually } from '../test/support/operator.ts';
 import {
   aitask,
   clients,
-  deployment,
   operatorFor,
   startMetrics,
   taskEvents,
   type Metrics,
 } from '../test/support/remediation.ts';
+import { deployment } from '../test/support/workloads.ts';
 import type { Node } from './kinds.ts';
 
 let metrics: Metrics;

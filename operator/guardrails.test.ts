@@ -12,12 +12,12 @@ import { eventually } from '../test/support/operator.ts';
 import {
   aitask,
   clients,
-  deployment,
   operatorFor,
   startMetrics,
   taskEvents,
   type Metrics,
 } from '../test/support/remediation.ts';
+import { deployment } from '../test/support/workloads.ts';
 
 let metrics: Metrics;
 before(async () => {
@@ -88,11 +88,14 @@ describe('guardrails on the harness', { concurrency: true }, () => {
 
     await c.tasks.patch(ns, 'manual', { metadata: { annotations: { [APPROVE_ANNOTATION]: pending.id } } });
     const done = await until(
-      'the approved decision to run',
+      'the approved decision to run and its annotation to be consumed',
       'manual',
-      (o) => o.status?.lastDecision?.id === pending.id && o.status.lastDecision.executed === true,
+      (o) =>
+        o.status?.lastDecision?.id === pending.id &&
+        o.status.lastDecision.executed === true &&
+        o.metadata.annotations?.[APPROVE_ANNOTATION] === undefined,
     );
-    assert.equal(done.metadata.annotations?.[APPROVE_ANNOTATION], undefined, 'the annotation is consumed');
+    assert.equal(done.status?.lastDecision?.executed, true);
     assert.equal(await replicas(), 3);
     await until(
       'cooldown after the approved action',

@@ -15,6 +15,7 @@ import {
   type Prometheus,
 } from '../test/support/prometheus.ts';
 import { Resources, type Deployment, type KubeEvent, type Lease } from './kinds.ts';
+import { deployment } from '../test/support/workloads.ts';
 
 let exporter: Exporter;
 let prometheus: Prometheus;
@@ -38,19 +39,7 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
   await eventually('Prometheus to scrape', async () =>
     (await prometheus.query(`aiops_test_load{series="${ns}"}`)) === 5 ? true : undefined,
   );
-  await deployments.create(ns, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web' },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: { app: 'web' } },
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: { containers: [{ name: 'app', image: 'nginx' }] },
-      },
-    },
-  });
+  await deployments.create(ns, deployment('web', 2));
   const args = [
     `--namespace=${ns}`,
     `--prometheus-url=${prometheus.url}`,

@@ -14,12 +14,12 @@ import { eventually } from '../test/support/operator.ts';
 import {
   aitask,
   clients,
-  deployment,
   operatorFor,
   startMetrics,
   taskEvents,
   type Metrics,
 } from '../test/support/remediation.ts';
+import { deployment } from '../test/support/workloads.ts';
 
 const API_KEY = 'sk-test-operator-key-7f3a';
 const SECRET_VALUE = 'S3cr3t-db-password-91c2';

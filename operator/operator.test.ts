@@ -18,6 +18,7 @@ import {
   type Prometheus,
 } from '../test/support/prometheus.ts';
 import { Resources, type Deployment, type KubeEvent, type Pod } from './kinds.ts';
+import { deployment } from '../test/support/workloads.ts';
 
 const GAUGE = 'aiops_test_load';
 let exporter: Exporter;
@@ -40,22 +41,6 @@ async function clients() {
     pods: new ResourceClient<Pod>(t, Resources.pods),
     events: new ResourceClient<KubeEvent>(t, Resources.events),
     revisions: new ResourceClient<ControllerRevision>(t, Resources.controllerRevisions),
-  };
-}
-
-function deployment(name: string, replicas: number): Deployment {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'nginx' }] },
-      },
-    },
   };
 }
 

@@ -11,13 +11,13 @@ import { eventually } from '../test/support/operator.ts';
 import {
   aitask,
   clients,
-  deployment,
   GAUGE,
   operatorFor,
   startMetrics,
   taskEvents,
   type Metrics,
 } from '../test/support/remediation.ts';
+import { deployment } from '../test/support/workloads.ts';
 import type { KubeEvent } from './kinds.ts';
 
 let metrics: Metrics;

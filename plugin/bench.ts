@@ -7,6 +7,7 @@ import { ResourceClient } from '../api/kube/resources.ts';
 import { freshNamespace, KUBECONFIG_ENV, testAITasks, testTransport } from '../test/support/cluster.ts';
 import { Resources } from './kinds.ts';
 import { buildAndInstall, kubectl } from './kubectl-run.ts';
+import { deployment } from '../test/support/workloads.ts';
 
 /** Runs per command (after 2 warm-up runs each). */
 const RUNS = 20;
@@ -22,17 +23,7 @@ export async function bench(env?: { env: Record<string, string> }): Promise<void
   process.env[KUBECONFIG_ENV] = kubeconfig;
   const path = buildAndInstall();
   const ns = await freshNamespace('plugin-bench');
-  await new ResourceClient(await testTransport(), Resources.deployments).create(ns, {
-    metadata: { name: 'web' },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: 'web' } },
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: { containers: [{ name: 'c', image: 'nginx' }] },
-      },
-    },
-  });
+  await new ResourceClient(await testTransport(), Resources.deployments).create(ns, deployment('web', 1));
   const tasks = await testAITasks('v2');
   await tasks.create(ns, {
     apiVersion: 'aiops.example.com/v2',

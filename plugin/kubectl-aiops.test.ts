@@ -13,6 +13,7 @@ import type { Condition } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { startCluster } from '../test/harness/cluster.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
+import { deployment } from '../test/support/workloads.ts';
 import { Resources } from './kinds.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
 
@@ -306,17 +307,7 @@ void describe('kubectl aiops describe / explain-phase: one object per phase', ()
   before(async () => {
     ns = await freshNamespace('plugin-phase', (fn) => after(fn));
     const deployments = new ResourceClient(await testTransport(), Resources.deployments);
-    await deployments.create(ns, {
-      metadata: { name: 'web' },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: 'web' } },
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: { containers: [{ name: 'c', image: 'nginx' }] },
-        },
-      },
-    });
+    await deployments.create(ns, deployment('web', 1));
     for (const p of phases) await create(task(p.name, ns, p.spec ?? {}), p.status);
     const uid = (await (await testAITasks('v2')).get(ns, 'failed')).metadata.uid ?? '';
     await new ResourceClient(await testTransport(), Resources.events).create(ns, {

@@ -54,27 +54,6 @@ export async function clients() {
   };
 }
 
-/** A Deployment of `replicas` pods labelled app=`name`; `podSpec` is merged into the pod spec. */
-export function deployment(
-  name: string,
-  replicas: number,
-  podSpec: Record<string, unknown> = {},
-): Deployment {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: 'nginx' }], ...podSpec },
-      },
-    },
-  };
-}
-
 /** A v2 AITask on Deployment `target` reading the gauge's `series`, evaluated every 10 s. */
 export function aitask(
   name: string,
