@@ -6,6 +6,7 @@
 import { GoneError, ApiError } from '../api/kube/errors.ts';
 import type { ResourceClient, WatchEvent } from '../api/kube/resources.ts';
 import type { ObjectMeta } from '../api/schema/common.ts';
+import { StringPool } from './intern.ts';
 
 /** What an informer caches: any object with metadata. */
 export interface KubeObject {
@@ -26,8 +27,12 @@ export interface InformerOptions<T> {
   readonly labelSelector?: string;
   /** Secondary indexes: index name → function returning the index values of an object. */
   readonly indexers?: Readonly<Record<string, (obj: T) => readonly string[]>>;
-  /** Applied to every object before caching (default: drops metadata.managedFields). */
+  /** Applied to every object before caching (default: `slimMetadata`). */
   readonly transform?: (obj: T) => T;
+  /** Where the strings of cached objects are interned (default: one pool shared by all informers). */
+  readonly strings?: StringPool;
+  /** Objects per list page (default 500); pages are cached one by one, never held all at once. */
+  readonly pageSize?: number;
   /** Reconnect backoff: first delay in ms (default 800), cap in ms (default 30 000), jittered ±50 %. */
   readonly backoffBaseMs?: number;
   readonly backoffMaxMs?: number;
@@ -43,10 +48,26 @@ export function objectKey(obj: KubeObject): string {
   return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
 }
 
-function dropManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+/** Annotation `kubectl apply` keeps: the whole last applied object again, as a JSON string. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Drops what no controller reads but every object carries: metadata.managedFields (often
+ * larger than the object itself) and kubectl's last-applied-configuration annotation (a
+ * second copy of the object). Mutates and returns `obj`.
+ */
+export function slimMetadata<T extends KubeObject>(obj: T): T {
+  const meta = obj.metadata;
+  if (meta.managedFields !== undefined) delete meta.managedFields;
+  if (meta.annotations?.[LAST_APPLIED_ANNOTATION] !== undefined) {
+    const kept = Object.entries(meta.annotations).filter(([k]) => k !== LAST_APPLIED_ANNOTATION);
+    if (kept.length > 0) meta.annotations = Object.fromEntries(kept);
+    else delete meta.annotations;
+  }
   return obj;
 }
+
+const sharedStrings = new StringPool();
 
 /** A self-healing cache of one resource type. */
 export class Informer<T extends KubeObject> {
@@ -160,17 +181,30 @@ export class Informer<T extends KubeObject> {
     });
   }
 
+  /**
+   * Lists page by page, caching each page's objects as it arrives (so only one page of raw
+   * objects is alive at a time), then drops cached objects the list no longer has. An
+   * expired continue token surfaces as GoneError and the caller relists from the start.
+   */
   async #list(): Promise<void> {
-    const list = await this.#client.listAll(this.#opts.namespace, {
-      ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
-    });
     const seen = new Set<string>();
-    for (const item of list.items) {
-      seen.add(objectKey(item));
-      this.#apply('MODIFIED', item);
-    }
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.#client.list(this.#opts.namespace, {
+        limit: this.#opts.pageSize ?? 500,
+        ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
+        ...(cont ? { continue: cont } : {}),
+      });
+      for (const item of page.items) {
+        seen.add(objectKey(item));
+        this.#apply('MODIFIED', item);
+      }
+      resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
+      cont = page.metadata.continue;
+    } while (cont);
     for (const [key, obj] of [...this.#cache]) if (!seen.has(key)) this.#apply('DELETED', obj);
-    this.#resourceVersion = list.metadata.resourceVersion ?? '';
+    this.#resourceVersion = resourceVersion;
     this.relists++;
     if (!this.#synced) {
       this.#synced = true;
@@ -227,7 +261,7 @@ export class Informer<T extends KubeObject> {
   }
 
   #apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
-    const obj = (this.#opts.transform ?? dropManagedFields)(raw);
+    const obj = (this.#opts.transform ?? slimMetadata)(raw);
     const key = objectKey(obj);
     const old = this.#cache.get(key);
     if (type === 'DELETED') {
@@ -238,6 +272,7 @@ export class Informer<T extends KubeObject> {
       return;
     }
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
+    (this.#opts.strings ?? sharedStrings).internAll(obj);
     this.#cache.set(key, obj);
     this.#reindex(key, old, obj);
     for (const h of this.#handlers) {

@@ -46,31 +46,34 @@ before(async () => {
     plural: 'namespaces',
     namespaced: false,
   }).create(undefined, { metadata: { name: NS } });
-  await new ResourceClient<Deployment>(transport, Resources.deployments).create(NS, {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web' },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: 'web' } },
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: { containers: [{ name: 'app', image: 'nginx' }] },
+  const deployments = new ResourceClient<Deployment>(transport, Resources.deployments);
+  for (const name of ['before', 'after'])
+    await deployments.create(NS, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name } },
+          spec: { containers: [{ name: 'app', image: 'nginx' }] },
+        },
       },
-    },
-  });
+    });
 });
 after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
+/** An AITask watching the Deployment of the same name (one AITask per target). */
 function aitask(name: string): v2.AITask {
   return {
     apiVersion: 'aiops.example.com/v2',
     kind: 'AITask',
     metadata: { name },
     spec: {
-      target: { kind: 'Deployment', name: 'web' },
+      target: { kind: 'Deployment', name },
       trigger: { query: `${GAUGE}{series="web"}`, threshold: 1 },
       remediation: { action: 'Noop' },
       intervalSeconds: 600,

@@ -1,0 +1,89 @@
+// The informer's cache: what it keeps of each object (slimMetadata, a table test) and, on
+// the harness apiserver, that a list in many pages and the watch after it keep the cache
+// equal to the cluster (objects outside the label selector never enter it).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ResourceClient } from '../api/kube/resources.ts';
+import type { ObjectMeta } from '../api/schema/common.ts';
+import { freshNamespace, testTransport } from '../test/support/cluster.ts';
+import { eventually } from '../test/support/operator.ts';
+import { Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
+
+interface ConfigMap {
+  metadata: ObjectMeta;
+  data?: Record<string, string>;
+}
+
+test('slimMetadata drops managedFields and the last-applied annotation, nothing else', () => {
+  const cases: { name: string; meta: ObjectMeta; want: ObjectMeta }[] = [
+    { name: 'plain object', meta: { name: 'a' }, want: { name: 'a' } },
+    {
+      name: 'managedFields',
+      meta: { name: 'a', managedFields: [{ manager: 'kubectl' }] },
+      want: { name: 'a' },
+    },
+    {
+      name: 'only the last-applied annotation',
+      meta: { name: 'a', annotations: { [LAST_APPLIED_ANNOTATION]: '{"big":"json"}' } },
+      want: { name: 'a' },
+    },
+    {
+      name: 'other annotations stay',
+      meta: { name: 'a', annotations: { [LAST_APPLIED_ANNOTATION]: '{}', 'x.example.com/keep': 'yes' } },
+      want: { name: 'a', annotations: { 'x.example.com/keep': 'yes' } },
+    },
+    {
+      name: 'labels, finalizers and versions stay',
+      meta: { name: 'a', labels: { app: 'web' }, finalizers: ['f'], resourceVersion: '7', generation: 2 },
+      want: { name: 'a', labels: { app: 'web' }, finalizers: ['f'], resourceVersion: '7', generation: 2 },
+    },
+  ];
+  for (const c of cases) assert.deepEqual(slimMetadata({ metadata: c.meta }).metadata, c.want, c.name);
+});
+
+test('a list in pages and the watch after it keep the cache equal to the selected objects', async (t) => {
+  const ns = await freshNamespace('informer', (fn) => t.after(fn));
+  const maps = new ResourceClient<ConfigMap>(await testTransport(), {
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    namespaced: true,
+  });
+  const names = ['a', 'b', 'c', 'd', 'e'];
+  const labels = { set: 'informer' };
+  for (const name of names)
+    await maps.create(ns, {
+      metadata: { name, labels, annotations: { [LAST_APPLIED_ANNOTATION]: '{}', keep: name } },
+      data: { v: name },
+    });
+  const informer = new Informer(maps, { namespace: ns, labelSelector: 'set=informer', pageSize: 2 });
+  t.after(() => informer.stop());
+  await informer.start();
+  assert.deepEqual(
+    informer
+      .list()
+      .map((m) => m.metadata.name)
+      .sort(),
+    names,
+  );
+  for (const m of informer.list()) {
+    assert.equal(m.metadata.managedFields, undefined);
+    assert.deepEqual(m.metadata.annotations, { keep: m.metadata.name });
+  }
+  assert.equal(informer.relists, 1);
+
+  await maps.delete(ns, 'a');
+  await maps.create(ns, { metadata: { name: 'f', labels }, data: { v: 'f' } });
+  await maps.patch(ns, 'b', { data: { v: 'changed' } });
+  await eventually('the watch to catch up', () =>
+    Promise.resolve(
+      informer.get(`${ns}/a`) === undefined &&
+        informer.get(`${ns}/f`) !== undefined &&
+        informer.get(`${ns}/b`)?.data?.['v'] === 'changed'
+        ? true
+        : undefined,
+    ),
+  );
+  assert.equal(informer.size, 5);
+});
