@@ -124,17 +124,34 @@ async function listThroughWebhook(env: Environment, count: number): Promise<void
   const createMs = performance.now() - started;
   const list = (version: string) => () =>
     transport.request({ path: `/apis/aiops.example.com/${version}/namespaces/${ns}/aitasks` });
-  await list('v1')();
+  // The first LIST at each version pays the conversion of every object; the apiserver's
+  // watch cache then keeps each object's encoding per version, so later LISTs mostly do not.
+  const [coldStorage] = await timeRuns(1, list('v2'));
+  const [coldV1] = await timeRuns(1, list('v1'));
+  const [coldAlpha] = await timeRuns(1, list('v1alpha1'));
   const storage = await timeRuns(5, list('v2'));
   const webhook = await timeRuns(5, list('v1'));
   const alpha = await timeRuns(5, list('v1alpha1'));
+  const cold = (x: number | undefined) => x ?? Number.NaN;
   printTable(
-    `apiserver LIST of ${count} AITasks (created in ${ms(createMs)}; median of 5)`,
-    ['version', 'median', 'vs storage version'],
+    `apiserver LIST of ${count} AITasks (created in ${ms(createMs)}; first LIST, then median of 5)`,
+    ['version', 'first', 'vs storage', 'repeated', 'vs storage'],
     [
-      ['v2 (storage, no conversion)', ms(median(storage)), '1.00×'],
-      ['v1 (through the webhook)', ms(median(webhook)), ratio(median(webhook), median(storage))],
-      ['v1alpha1 (through the webhook)', ms(median(alpha)), ratio(median(alpha), median(storage))],
+      ['v2 (storage, no conversion)', ms(cold(coldStorage)), '1.00×', ms(median(storage)), '1.00×'],
+      [
+        'v1 (through the webhook)',
+        ms(cold(coldV1)),
+        ratio(cold(coldV1), cold(coldStorage)),
+        ms(median(webhook)),
+        ratio(median(webhook), median(storage)),
+      ],
+      [
+        'v1alpha1 (through the webhook)',
+        ms(cold(coldAlpha)),
+        ratio(cold(coldAlpha), cold(coldStorage)),
+        ms(median(alpha)),
+        ratio(median(alpha), median(storage)),
+      ],
     ],
   );
 }
