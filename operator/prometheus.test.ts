@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseQueryResponse, renderQuery } from './prometheus.ts';
+import { createServer } from 'node:http';
+import { parseQueryResponse, PrometheusClient, renderQuery } from './prometheus.ts';
 
 test('renderQuery fills the target and rejects unknown placeholders', () => {
   assert.equal(
@@ -37,4 +38,31 @@ test('parseQueryResponse classifies every answer', () => {
     const got = parseQueryResponse(code, body);
     assert.equal(got.ok ? 'ok' : got.reason, reason, JSON.stringify(body));
   }
+});
+
+test('PrometheusClient: answers, refused connections and timeouts over real HTTP', async (t) => {
+  const server = createServer((req, res) => {
+    if (req.url?.includes('slow')) return; // never answers
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ status: 'success', data: { resultType: 'scalar', result: [1, '7'] } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  const client = new PrometheusClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 300 });
+  for (let i = 0; i < 3; i++) assert.deepEqual(await client.query('vector(7)'), { ok: true, value: 7 });
+  const slow = await client.query('slow');
+  assert.equal(
+    slow.ok ? 'ok' : `${slow.reason} ${slow.message}`,
+    `MetricsUnavailable Prometheus unreachable at http://127.0.0.1:${port} (ETIMEDOUT)`,
+  );
+  const closed = new PrometheusClient({ url: 'http://127.0.0.1:1' });
+  const refused = await closed.query('up');
+  assert.equal(
+    refused.ok ? 'ok' : refused.message,
+    'Prometheus unreachable at http://127.0.0.1:1 (ECONNREFUSED)',
+  );
 });

@@ -1,7 +1,11 @@
 // Reads one metric value from Prometheus' HTTP API (instant query) and classifies every
 // failure — unreachable, bad query, no data, ambiguous result — as a MetricObservation,
 // so the reconciler reports it in the MetricsAvailable condition and never acts on it.
+// Queries go over node:http with kept-alive connections: fetch allocated several times as
+// much per query, and with thousands of AITasks that garbage alone kept RSS ~60 MiB higher.
 
+import * as http from 'node:http';
+import * as https from 'node:https';
 import type { MetricObservation } from './decide.ts';
 
 /** Placeholders of the default query template. */
@@ -68,7 +72,7 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
 export interface PrometheusOptions {
   /** Base URL, e.g. `http://prometheus:9090`. */
   readonly url: string;
-  /** Per-query timeout in ms (default 5000); no retries (the next reconcile asks again). */
+  /** Per-query timeout in ms (default 5000); no retries (the next reconcile asks again), except one for a kept-alive connection closed under it. */
   readonly timeoutMs?: number;
 }
 
@@ -76,6 +80,11 @@ export interface PrometheusOptions {
 export class PrometheusClient {
   readonly #base: string;
   readonly #timeoutMs: number;
+  /** Idle connections are closed after 30 s, before Prometheus' own idle timeout. */
+  readonly #agents = {
+    http: new http.Agent({ keepAlive: true, timeout: 30_000 }),
+    https: new https.Agent({ keepAlive: true, timeout: 30_000 }),
+  };
 
   constructor(opts: PrometheusOptions) {
     let url: URL;
@@ -92,24 +101,49 @@ export class PrometheusClient {
 
   /** Runs `query` now; never throws. */
   async query(query: string): Promise<MetricObservation> {
-    const url = `${this.#base}/api/v1/query?query=${encodeURIComponent(query)}`;
-    let res: Response;
+    const url = new URL(`${this.#base}/api/v1/query?query=${encodeURIComponent(query)}`);
+    let answer: { status: number; text: string };
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(this.#timeoutMs) });
+      answer = await this.#get(url);
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      const code = (err as NodeJS.ErrnoException).code;
       return {
         ok: false,
         reason: 'MetricsUnavailable',
-        message: `Prometheus unreachable at ${this.#base} (${cause ?? (err as Error).message})`,
+        message: `Prometheus unreachable at ${this.#base} (${code ?? (err as Error).message})`,
       };
     }
     let body: unknown;
     try {
-      body = await res.json();
+      body = JSON.parse(answer.text) as unknown;
     } catch {
       body = undefined;
     }
-    return parseQueryResponse(res.status, body);
+    return parseQueryResponse(answer.status, body);
+  }
+
+  /**
+   * GET with the per-query timeout (error code ETIMEDOUT). A kept-alive connection that
+   * Prometheus closed just as it was reused is retried once on a new one, so an idle-close
+   * race never shows as "unreachable".
+   */
+  #get(url: URL, retry = true): Promise<{ status: number; text: string }> {
+    const agent = url.protocol === 'https:' ? this.#agents.https : this.#agents.http;
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).get(url, { agent }, (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      });
+      req.setTimeout(this.#timeoutMs, () =>
+        req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(url, false));
+        else reject(err);
+      });
+    });
   }
 }
