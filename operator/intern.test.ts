@@ -1,10 +1,10 @@
 // StringPool: interning never changes a value (property test over JSON data), the pool stays
-// within its bound, and bad sizes are refused.
+// within its bound, long strings are never pooled, and bad sizes are refused.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { StringPool } from './intern.ts';
+import { MAX_INTERNED_LENGTH, StringPool } from './intern.ts';
 
 test('internAll leaves any JSON value deep-equal to what it was', () => {
   const pool = new StringPool(8);
@@ -36,4 +36,13 @@ test('internAll walks nested objects and arrays and keeps non-strings', () => {
 test('a pool size that is not a whole number ≥ 1 is refused', () => {
   for (const bad of [0, -1, 1.5, Number.NaN])
     assert.throws(() => new StringPool(bad), /string pool size must be a whole number ≥ 1/);
+});
+
+test('long strings are not pooled', () => {
+  const pool = new StringPool();
+  const long = 'x'.repeat(MAX_INTERNED_LENGTH + 1);
+  assert.equal(pool.intern(long), long);
+  assert.equal(pool.size, 0);
+  pool.intern('x'.repeat(MAX_INTERNED_LENGTH));
+  assert.equal(pool.size, 1);
 });

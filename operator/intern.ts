@@ -3,8 +3,11 @@
 // "Monitoring", of each condition's type, reason and message, of equal timestamps and of the
 // finalizer name: about a tenth of the cache. Interning them keeps one copy each.
 
-/** Strings the pool holds before it starts over (default 50,000, about 3 MiB). */
+/** Strings the pool holds before it starts over (default 50,000, at most ~10 MiB). */
 export const DEFAULT_POOL_SIZE = 50_000;
+
+/** Longer strings are left alone: rarely repeated, and the pool must not keep big ones alive. */
+export const MAX_INTERNED_LENGTH = 200;
 
 /**
  * A bounded intern table. When full it is emptied and refilled: strings interned before
@@ -27,8 +30,9 @@ export class StringPool {
     return this.#pool.size;
   }
 
-  /** The canonical copy of `s`. */
+  /** The canonical copy of `s` (`s` itself when longer than MAX_INTERNED_LENGTH). */
   intern(s: string): string {
+    if (s.length > MAX_INTERNED_LENGTH) return s;
     const hit = this.#pool.get(s);
     if (hit !== undefined) return hit;
     if (this.#pool.size >= this.#max) this.#pool.clear();
