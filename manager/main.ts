@@ -14,6 +14,7 @@ import { startOperator, type OperatorOptions } from '../operator/manager.ts';
 import { startWebhookServer, type WebhookServer } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
+import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -22,6 +23,7 @@ interface WebhookFlags {
   webhookSecret: string;
   webhookService: string;
   certSyncInterval: number;
+  migrateStorageOnStart?: boolean;
 }
 
 function port(value: string): number {
@@ -69,6 +71,10 @@ const command = buildCommand(run)
     seconds,
     3600,
   )
+  .option(
+    '--migrate-storage-on-start',
+    'before reconciling, rewrite every AITask at the storage version and trim the CRD storedVersions (as kubectl aiops migrate-storage)',
+  )
   .showHelpAfterError('(run with --help for every flag)')
   .exitOverride();
 
@@ -112,6 +118,7 @@ async function run(o: OperatorOptions): Promise<void> {
       logger: log,
     });
   }
+  if (flags.migrateStorageOnStart === true) await migrateOnStart(o);
   const op = await startOperator(o);
   let stopping = false;
   const stop = async (code: number): Promise<never> => {
@@ -136,3 +143,31 @@ command.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`operator: ${(err as Error).message}\n`);
   process.exit(1);
 });
+
+/**
+ * The opt-in startup migration. Idempotent and safe on every replica at once; a refusal
+ * (conversion webhook not reachable yet) or an error is logged and the operator starts
+ * anyway, since migrating is maintenance, not a precondition of reconciling.
+ */
+async function migrateOnStart(o: OperatorOptions): Promise<void> {
+  const log = o.log.with({ component: 'storage-migration' });
+  try {
+    const transport = await KubeTransport.create({
+      ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+      ...(o.context ? { context: o.context } : {}),
+    });
+    const r = await migrateStorage(transport, {
+      onProgress: (p) => log.info('storage migration progress', { ...p }),
+    });
+    log.info('storage migration done', {
+      seen: r.seen,
+      rewritten: r.rewritten,
+      storedVersions: r.storedVersionsAfter,
+    });
+  } catch (err) {
+    log[err instanceof MigrationRefused ? 'warn' : 'error'](
+      'storage migration not done; the operator starts anyway',
+      { err: (err as Error).message },
+    );
+  }
+}

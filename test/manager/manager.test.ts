@@ -1,6 +1,7 @@
 // The deployed operator process (manager/main.ts) hosts the conversion webhook next to the
 // controller: it answers ConversionReviews on --webhook-port with the certificate from
-// --webhook-cert-dir, reconciles, and stops cleanly on SIGTERM; a bad flag exits 2.
+// --webhook-cert-dir, runs the opt-in storage migration before reconciling, and stops
+// cleanly on SIGTERM; a bad flag exits 2.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,6 +88,7 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
       '--bind-address=127.0.0.1',
       `--webhook-port=${webhookPort}`,
       `--webhook-cert-dir=${dir}`,
+      '--migrate-storage-on-start',
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -94,6 +96,9 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
 
   let answer: { status: number; body: string } | undefined;
   for (let i = 0; i < 100 && answer === undefined; i++) {
@@ -103,9 +108,21 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
   assert.ok(answer, `webhook never answered; output:\n${out}`);
   assert.equal(answer.status, 200);
   assert.match(answer.body, /"action":"restart_pod"/);
-  const ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then((r) => r.status);
-  assert.equal(ready, 200, 'the operator half is up too');
+  let ready = 0;
+  for (let i = 0; i < 100 && ready !== 200; i++) {
+    ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(ready, 200, `the operator half is up too; output:\n${out}`);
 
+  assert.match(
+    out,
+    /"msg":"storage migration done".*"storedVersions":\["v2"\]/,
+    'the opt-in startup migration ran first',
+  );
   child.kill('SIGTERM');
   assert.equal(await exited, 0, `graceful exit; output:\n${out}`);
 });
