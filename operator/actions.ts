@@ -173,21 +173,30 @@ export class Actions {
   }
 
   async #scale(namespace: string, name: string, from: number, replicas: number): Promise<ActionOutcome> {
-    const scale = await this.#deployments.transport.request<Scale>({
-      path: resourcePath(Resources.deployments, namespace, name, 'scale'),
-    });
-    const current = scale.spec.replicas ?? 0;
-    if (current !== from)
-      throw new ConflictError(
-        409,
-        { message: `replicas of ${namespace}/${name} changed from ${from} to ${current}` },
-        'stale',
-      );
-    await this.#transport.request<Scale>({
-      method: 'PUT',
-      path: resourcePath(Resources.deployments, namespace, name, 'scale'),
-      body: { ...scale, spec: { ...scale.spec, replicas } },
-    });
+    const path = resourcePath(Resources.deployments, namespace, name, 'scale');
+    // The scale subresource shares the Deployment's resourceVersion, which the controller-
+    // manager bumps with every status update: a 409 is retried (up to 5 reads) as long as
+    // the replicas are still what the decision saw; a change of replicas is a real conflict.
+    for (let attempt = 1; ; attempt++) {
+      const scale = await this.#deployments.transport.request<Scale>({ path });
+      const current = scale.spec.replicas ?? 0;
+      if (current !== from)
+        throw new ConflictError(
+          409,
+          { message: `replicas of ${namespace}/${name} changed from ${from} to ${current}` },
+          'stale',
+        );
+      try {
+        await this.#transport.request<Scale>({
+          method: 'PUT',
+          path,
+          body: { ...scale, spec: { ...scale.spec, replicas } },
+        });
+        break;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= 5) throw err;
+      }
+    }
     return {
       executed: true,
       message: `scaled Deployment ${namespace}/${name} from ${from} to ${replicas} replicas`,

@@ -57,7 +57,9 @@ describe('guardrails on the harness', { concurrency: true }, () => {
     const dry = await until('DryRun', 'dry', (o) => o.status?.lastDecision?.blockedBy === 'DryRun');
     assert.match(dry.status?.message ?? '', /dry run: would run ScaleUp 2 → 3/);
     assert.equal(findCondition(dry.status?.conditions, 'RemediationAllowed')?.reason, 'DryRun');
-    assert.ok((await reasons('dry')).includes('DryRun'));
+    await eventually('the DryRun Event (sent after the status write)', async () =>
+      (await reasons('dry')).includes('DryRun') ? true : undefined,
+    );
     await c.tasks.patch(ns, 'dry', { spec: { dryRun: false, paused: true } });
     const paused = await until('Paused', 'dry', (o) => o.status?.phase === 'Paused');
     assert.equal(paused.status?.observedGeneration, 2);

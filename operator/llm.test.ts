@@ -216,7 +216,11 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     );
     assert.equal(failing.requests.length, 2, 'exactly the two failing calls went out');
     assert.equal(open.status?.lastDecision?.source, 'rules');
-    assert.ok(((await c.deployments.get(ns, 'web')).spec?.replicas ?? 0) >= 4, 'the rules acted each time');
-    assert.ok((await taskEvents(ns, 'web')).some((e) => e.reason === 'LLMCircuitOpen'));
+    await eventually('the rules to act each time (the decision is recorded before the action)', async () =>
+      ((await c.deployments.get(ns, 'web')).spec?.replicas ?? 0) >= 4 ? true : undefined,
+    );
+    await eventually('the LLMCircuitOpen Event', async () =>
+      (await taskEvents(ns, 'web')).some((e) => e.reason === 'LLMCircuitOpen') ? true : undefined,
+    );
   });
 });

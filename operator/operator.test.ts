@@ -207,7 +207,9 @@ describe('operator on the harness', { concurrency: true }, () => {
       return o.status?.phase === 'Failed' ? o : undefined;
     });
     assert.equal(findCondition(failed.status?.conditions, 'TargetFound')?.reason, 'TargetNotFound');
-    assert.ok((await eventReasons(ns)).includes('TargetNotFound'));
+    await eventually('the TargetNotFound Event (sent after the status write)', async () =>
+      (await eventReasons(ns)).includes('TargetNotFound') ? true : undefined,
+    );
     await c.deployments.create(ns, deployment('later', 1));
     await eventually('Monitoring', async () =>
       (await c.tasks.get(ns, 'missing')).status?.phase === 'Monitoring' ? true : undefined,
