@@ -13,7 +13,7 @@ import { cordonAllowed } from './caps.ts';
 import type { ActionPlan, BlockReason } from './decide.ts';
 import { Resources, selectorString, type Deployment, type Node, type Pod, type Scale } from './kinds.ts';
 import type { EffectObservation } from './settle.ts';
-import type { ActionOutcome } from './status.ts';
+import type { ActionOutcome } from './status-parts.ts';
 
 function ready(pod: Pod): boolean {
   return (

@@ -8,7 +8,7 @@
 import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { Verdict } from './decide.ts';
-import type { EventSpec } from './status.ts';
+import type { EventSpec } from './status-parts.ts';
 import { planEffect } from './status.ts';
 
 /** The outcome of looking at the approval annotation. */

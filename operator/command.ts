@@ -132,8 +132,8 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--lease-duration <d>', 'how long a Lease is held without renewal', duration, 15_000)
     .option('--renew-deadline <d>', 'how long the leader retries renewing before giving up', duration, 10_000)
     .option('--retry-period <d>', 'wait between Lease attempts', duration, 2_000)
-    .option('--metrics-port <port>', 'port of /metrics (0: any free port)', int(0, 65535), 8080)
-    .option('--health-port <port>', 'port of /healthz and /readyz (0: any free port)', int(0, 65535), 8081)
+    .option('--metrics-port <port>', 'port of /metrics (0: a free port)', int(0, 65535), 8080)
+    .option('--health-port <port>', 'port of /healthz and /readyz (0: a free port)', int(0, 65535), 8081)
     .option('--bind-address <ip>', 'address the endpoints listen on', '0.0.0.0')
     .addOption(
       new Option('--log-level <level>', 'log level')

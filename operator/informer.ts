@@ -8,7 +8,7 @@ import type { ResourceClient, WatchEvent } from '../api/kube/resources.ts';
 import type { ObjectMeta } from '../api/schema/common.ts';
 import { StringPool } from './intern.ts';
 
-/** What an informer caches: any object with metadata. */
+/** What an informer caches: an object with metadata. */
 export interface KubeObject {
   metadata: ObjectMeta;
 }

@@ -31,7 +31,9 @@ import type { Informer } from './informer.ts';
 import type { Deployment } from './kinds.ts';
 import { renderQuery, type PrometheusClient } from './prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './settle.ts';
-import { evaluate, recordOutcome, type EvaluationExtra, type EventSpec } from './status.ts';
+import { evaluate, type EvaluationExtra } from './status.ts';
+import { recordOutcome } from './outcome.ts';
+import type { EventSpec } from './status-parts.ts';
 import type { Telemetry } from './telemetry.ts';
 
 /** What reconcile asks the controller to do next. */

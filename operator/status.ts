@@ -8,18 +8,10 @@ import {
   Reason,
   metaTime,
   removeCondition,
-  setCondition,
   type ConditionInput,
 } from '../api/status/conditions.ts';
-import { currentAttempts, describePlan, type ActionPlan, type BlockReason, type Verdict } from './decide.ts';
-
-/** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */
-export interface EventSpec {
-  readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
-  readonly action: string;
-  readonly note: string;
-}
+import { currentAttempts, describePlan, type ActionPlan, type Verdict } from './decide.ts';
+import { cond, event, withConditions, without, type EventSpec, type Task } from './status-parts.ts';
 
 /** What one evaluation leads to. */
 export interface Evaluation {
@@ -47,43 +39,7 @@ export interface EvaluationExtra {
   readonly decisionId?: string;
 }
 
-/** Result of running an action. */
-export type ActionOutcome =
-  | { readonly executed: true; readonly message: string; readonly cordoned?: string }
-  | { readonly executed: false; readonly blockedBy: BlockReason; readonly message: string };
-
-type Task = Pick<v2.AITask, 'metadata' | 'spec' | 'status'>;
-
 const HEALING_PHASES: ReadonlySet<string> = new Set(['Monitoring', 'Healing', 'Healed']);
-
-function cond(
-  type: string,
-  status: ConditionInput['status'],
-  reason: string,
-  message: string,
-): ConditionInput {
-  return { type, status, reason, message };
-}
-
-/** Applies condition inputs, then stamps every condition with the observed generation. */
-function withConditions(
-  prev: v2.Status,
-  inputs: ConditionInput[],
-  generation: number,
-  now: string,
-): v2.Status {
-  let list = prev.conditions ?? [];
-  for (const input of inputs) list = setCondition(list, input, generation, now);
-  return { ...prev, conditions: list.map((c) => ({ ...c, observedGeneration: generation })) };
-}
-
-function without(s: v2.Status, ...keys: (keyof v2.Status)[]): v2.Status {
-  return Object.fromEntries(Object.entries(s).filter(([k]) => !keys.includes(k as keyof v2.Status)));
-}
-
-function event(type: EventSpec['type'], reason: string, action: string, note: string): EventSpec {
-  return { type, reason, action, note };
-}
 
 function targetLabel(task: Task): string {
   const ns = task.spec.target.namespace ?? task.metadata.namespace ?? '';
@@ -355,62 +311,4 @@ export function evaluate(
       return { ...ev, act: { decision, plan: verdict.plan } };
     }
   }
-}
-
-/** The status after the action ran (pure): the decision moves to lastDecision, marked executed or blocked. */
-export function recordOutcome(
-  task: Task,
-  status: v2.Status,
-  decision: v2.DecisionRecord,
-  plan: ActionPlan,
-  outcome: ActionOutcome,
-  now: number,
-): { status: v2.Status; events: EventSpec[] } {
-  const generation = task.metadata.generation ?? 0;
-  const t = metaTime(new Date(now));
-  const rest = without(status, 'pendingDecision');
-  if (outcome.executed) {
-    const noop = plan.action === 'Noop';
-    const next: v2.Status = {
-      ...rest,
-      phase: noop ? 'Monitoring' : 'Healing',
-      message: outcome.message,
-      lastDecision: { ...decision, executed: true },
-      lastExecutionTime: t,
-      attempts: (rest.attempts ?? 0) + (noop ? 0 : 1),
-      ...(outcome.cordoned !== undefined
-        ? { cordonedNodes: [...new Set([...(rest.cordonedNodes ?? []), outcome.cordoned])] }
-        : {}),
-    };
-    const reconciling = noop
-      ? cond(ConditionType.Reconciling, 'False', Reason.Reconciled, outcome.message)
-      : cond(
-          ConditionType.Reconciling,
-          'True',
-          Reason.Remediating,
-          `${outcome.message}; waiting for the metric to recover`,
-        );
-    return {
-      status: withConditions(next, [reconciling], generation, t),
-      events: [event('Normal', plan.action, plan.action, outcome.message)],
-    };
-  }
-  const next: v2.Status = {
-    ...rest,
-    phase: (rest.attempts ?? 0) > 0 ? 'Healing' : 'Monitoring',
-    message: outcome.message,
-    lastDecision: { ...decision, executed: false, blockedBy: outcome.blockedBy },
-  };
-  return {
-    status: withConditions(
-      next,
-      [
-        cond(ConditionType.RemediationAllowed, 'False', outcome.blockedBy, outcome.message),
-        cond(ConditionType.Reconciling, 'False', outcome.blockedBy, outcome.message),
-      ],
-      generation,
-      t,
-    ),
-    events: [event('Warning', outcome.blockedBy, plan.action, outcome.message)],
-  };
 }

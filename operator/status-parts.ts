@@ -1,0 +1,54 @@
+// The vocabulary shared by the status builders (status.ts before an action, outcome.ts
+// after it): the Event and action-outcome shapes and small pure helpers for conditions.
+
+import type * as v2 from '../api/schema/v2.ts';
+import { setCondition, type ConditionInput } from '../api/status/conditions.ts';
+import type { BlockReason } from './decide.ts';
+
+/** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */
+export interface EventSpec {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly action: string;
+  readonly note: string;
+}
+
+/** Result of running an action. */
+export type ActionOutcome =
+  | { readonly executed: true; readonly message: string; readonly cordoned?: string }
+  | { readonly executed: false; readonly blockedBy: BlockReason; readonly message: string };
+
+/** The parts of an AITask the status builders read. */
+export type Task = Pick<v2.AITask, 'metadata' | 'spec' | 'status'>;
+
+/** A condition input. */
+export function cond(
+  type: string,
+  status: ConditionInput['status'],
+  reason: string,
+  message: string,
+): ConditionInput {
+  return { type, status, reason, message };
+}
+
+/** Applies condition inputs, then stamps every condition with the observed generation. */
+export function withConditions(
+  prev: v2.Status,
+  inputs: ConditionInput[],
+  generation: number,
+  now: string,
+): v2.Status {
+  let list = prev.conditions ?? [];
+  for (const input of inputs) list = setCondition(list, input, generation, now);
+  return { ...prev, conditions: list.map((c) => ({ ...c, observedGeneration: generation })) };
+}
+
+/** `s` without `keys`. */
+export function without(s: v2.Status, ...keys: (keyof v2.Status)[]): v2.Status {
+  return Object.fromEntries(Object.entries(s).filter(([k]) => !keys.includes(k as keyof v2.Status)));
+}
+
+/** An Event spec. */
+export function event(type: EventSpec['type'], reason: string, action: string, note: string): EventSpec {
+  return { type, reason, action, note };
+}
