@@ -4,29 +4,16 @@
 // cordoned by someone else stays cordoned.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { findCondition } from '../api/status/conditions.ts';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { fakeNode } from '../test/harness/nodes.ts';
 import { eventually } from '../test/support/operator.ts';
-import {
-  aitask,
-  clients,
-  operatorFor,
-  startMetrics,
-  taskEvents,
-  type Metrics,
-} from '../test/support/remediation.ts';
+import { aitask, clients, operatorFor, metricsForFile, taskEvents } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
 import type { Node } from './kinds.ts';
 
-let metrics: Metrics;
-before(async () => {
-  metrics = await startMetrics();
-});
-after(async () => {
-  await metrics.stop();
-});
+const metrics = metricsForFile();
 
 interface FullNode extends Node {
   status?: { conditions?: { type: string; status: string }[] };

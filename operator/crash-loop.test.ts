@@ -5,7 +5,7 @@
 // scaled exactly once: a decision found in effect is recorded, one not in effect runs once.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { freshNamespace, testKubeconfig } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess } from '../test/support/operator.ts';
 import {
@@ -13,19 +13,12 @@ import {
   clients,
   GAUGE,
   operatorFor,
-  startMetrics,
+  metricsForFile,
   taskEvents,
-  type Metrics,
 } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
 
-let metrics: Metrics;
-before(async () => {
-  metrics = await startMetrics();
-});
-after(async () => {
-  await metrics.stop();
-});
+const metrics = metricsForFile();
 
 const TASKS = 10;
 const KILLS = [0, 40, 80, 120, 160, 200, 250, 300, 400, 600];

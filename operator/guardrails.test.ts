@@ -3,29 +3,16 @@
 // and crash safety (a decision left in flight is verified against the cluster, not repeated).
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually } from '../test/support/operator.ts';
-import {
-  aitask,
-  clients,
-  operatorFor,
-  startMetrics,
-  taskEvents,
-  type Metrics,
-} from '../test/support/remediation.ts';
+import { aitask, clients, operatorFor, metricsForFile, taskEvents } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
 
-let metrics: Metrics;
-before(async () => {
-  metrics = await startMetrics();
-});
-after(async () => {
-  await metrics.stop();
-});
+const metrics = metricsForFile();
 
 const scaleUp = { action: 'ScaleUp', scale: { maxReplicas: 3 }, cooldownSeconds: 3600 } as const;
 

@@ -5,7 +5,7 @@
 // a slot). Neither ever exceeds 3; maxAttempts and cooldown hold; every refusal has an Event.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually } from '../test/support/operator.ts';
 import {
@@ -13,20 +13,13 @@ import {
   clients,
   GAUGE,
   operatorFor,
-  startMetrics,
+  metricsForFile,
   taskEvents,
-  type Metrics,
 } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
 import type { KubeEvent } from './kinds.ts';
 
-let metrics: Metrics;
-before(async () => {
-  metrics = await startMetrics();
-});
-after(async () => {
-  await metrics.stop();
-});
+const metrics = metricsForFile();
 
 const TASKS = 20;
 const CAP = 3;

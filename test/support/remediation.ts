@@ -2,6 +2,7 @@
 // test-controlled exporter, typed clients of the shared cluster, and builders of the
 // Deployments and v2 AITasks the tests create. Each test still works in its own namespace.
 
+import { after, before } from 'node:test';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Resources, type Deployment, type KubeEvent, type Node, type Pod } from '../../operator/kinds.ts';
@@ -38,6 +39,34 @@ export async function startMetrics(): Promise<Metrics> {
       await prometheus.stop();
       await exporter.close();
     },
+  };
+}
+
+/**
+ * Registers before/after hooks that start Metrics for the calling test file and stop them
+ * when it ends; the returned object delegates to them (and throws if used outside a test).
+ */
+export function metricsForFile(): Metrics {
+  let m: Metrics | undefined;
+  before(async () => {
+    m = await startMetrics();
+  });
+  after(async () => {
+    await m?.stop();
+  });
+  const live = (): Metrics => {
+    if (m === undefined) throw new Error('metrics start in before(): use them inside a test');
+    return m;
+  };
+  return {
+    get prometheus() {
+      return live().prometheus;
+    },
+    get exporter() {
+      return live().exporter;
+    },
+    set: (series, value) => live().set(series, value),
+    stop: () => live().stop(),
   };
 }
 
