@@ -78,6 +78,17 @@ const command = buildCommand(run)
   .showHelpAfterError('(run with --help for every flag)')
   .exitOverride();
 
+let sharedTransport: Promise<KubeTransport> | undefined;
+
+/** The process' one transport for the hosted webhook's certificate and the startup migration. */
+function transportOf(o: OperatorOptions): Promise<KubeTransport> {
+  sharedTransport ??= KubeTransport.create({
+    ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+    ...(o.context ? { context: o.context } : {}),
+  });
+  return sharedTransport;
+}
+
 async function run(o: OperatorOptions): Promise<void> {
   const flags = command.opts<WebhookFlags>();
   let webhook: WebhookServer | undefined;
@@ -85,10 +96,7 @@ async function run(o: OperatorOptions): Promise<void> {
   if (flags.webhookPort !== undefined) {
     const log = o.log.with({ component: 'conversion-webhook' });
     if (flags.selfSignedCert === true) {
-      const transport = await KubeTransport.create({
-        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
-        ...(o.context ? { context: o.context } : {}),
-      });
+      const transport = await transportOf(o);
       const ns = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
       const svc = flags.webhookService;
       const sync = () =>
@@ -152,11 +160,7 @@ command.parseAsync(process.argv).catch((err: unknown) => {
 async function migrateOnStart(o: OperatorOptions): Promise<void> {
   const log = o.log.with({ component: 'storage-migration' });
   try {
-    const transport = await KubeTransport.create({
-      ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
-      ...(o.context ? { context: o.context } : {}),
-    });
-    const r = await migrateStorage(transport, {
+    const r = await migrateStorage(await transportOf(o), {
       onProgress: (p) => log.info('storage migration progress', { ...p }),
     });
     log.info('storage migration done', {
