@@ -78,7 +78,9 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
   });
   assert.deepEqual(web.status?.cordonedNodes, [mine]);
   assert.equal(await node(mine), true);
-  assert.ok((await taskEvents(ns, 'web')).some((e) => e.reason === 'CordonNode'));
+  await eventually('the CordonNode Event', async () =>
+    (await taskEvents(ns, 'web')).some((e) => e.reason === 'CordonNode') ? true : undefined,
+  );
 
   await c.tasks.create(
     ns,
@@ -91,7 +93,9 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
   assert.equal(findCondition(capped.status?.conditions, 'RemediationAllowed')?.reason, 'CordonCapReached');
   assert.equal(capped.status?.cordonedNodes, undefined);
   assert.equal(await node(third), false, 'the cap was never exceeded');
-  assert.ok((await taskEvents(ns, 'api')).some((e) => e.reason === 'CordonCapReached'));
+  await eventually('the CordonCapReached Event', async () =>
+    (await taskEvents(ns, 'api')).some((e) => e.reason === 'CordonCapReached') ? true : undefined,
+  );
 
   await c.tasks.patch(ns, 'api', { spec: { paused: true } });
   await eventually('api paused', async () =>

@@ -124,10 +124,14 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
       (await replicas('follow')) === 3 ? true : undefined,
     );
     assert.equal(llmCond(await c.tasks.get(ns, 'follow'))?.status, 'True');
-    assert.ok((await taskEvents(ns, 'follow')).some((e) => e.reason === 'ScaleUp'));
+    await eventually('the ScaleUp Event', async () =>
+      (await taskEvents(ns, 'follow')).some((e) => e.reason === 'ScaleUp') ? true : undefined,
+    );
 
     await decided('noop', 'LLM advice Noop');
-    assert.ok((await taskEvents(ns, 'noop')).some((e) => e.reason === 'Noop'));
+    await eventually('the Noop Event', async () =>
+      (await taskEvents(ns, 'noop')).some((e) => e.reason === 'Noop') ? true : undefined,
+    );
 
     const fallbacks: [string, string][] = [
       ['other', 'LLMActionNotAllowed'],

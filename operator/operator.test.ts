@@ -161,9 +161,11 @@ describe('operator on the harness', { concurrency: true }, () => {
       async () => ((await c.tasks.get(ns, 'scale')).status?.phase === 'Healed' ? true : undefined),
       40_000,
     );
-    const reasons = await eventReasons(ns);
-    for (const r of ['ThresholdBreached', 'ScaleUp', 'AtMaxReplicas', 'Remediated'])
-      assert.ok(reasons.includes(r), `${r} in ${reasons.join()}`);
+    const wanted = ['ThresholdBreached', 'ScaleUp', 'AtMaxReplicas', 'Remediated'];
+    await eventually(`Events ${wanted.join(', ')} (sent after the status write)`, async () => {
+      const reasons = await eventReasons(ns);
+      return wanted.every((r) => reasons.includes(r)) ? true : undefined;
+    });
   });
 
   test('RestartPod evicts exactly one pod and the ReplicaSet replaces it', async (t) => {
@@ -192,7 +194,9 @@ describe('operator on the harness', { concurrency: true }, () => {
     const o = await c.tasks.get(ns, 'restart');
     assert.equal(o.status?.lastDecision?.executed, true);
     assert.equal(o.status.phase, 'Healing');
-    assert.ok((await eventReasons(ns)).includes('RestartPod'));
+    await eventually('the RestartPod Event', async () =>
+      (await eventReasons(ns)).includes('RestartPod') ? true : undefined,
+    );
   });
 
   test('target missing → Failed/TargetNotFound, recovers when the Deployment appears', async (t) => {
