@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) and OLM's own validators (operator-sdk,
+# kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy) and OLM's own validators (operator-sdk,
 # opm) from Go modules, once, into a cache directory outside the repository, and prints
 # that directory. `all` builds the control plane only; the validators are built on request.
 #
@@ -62,8 +62,9 @@ if [[ "$what" == etcd || "$what" == all ]]; then
   build etcd etcd -- -o "$BIN/etcd-$(key etcd).tmp/etcd" go.etcd.io/etcd/server/v3
 fi
 if [[ "$what" == kube || "$what" == all ]]; then
-  build kube kube-apiserver kube-controller-manager kube-scheduler -- -pgo=off -ldflags "$(kube_ldflags)" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+  build kube kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy -- -pgo=off -ldflags "$(kube_ldflags)" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 fi
 if [[ "$what" == kwok || "$what" == all ]]; then
   build kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
