@@ -15,7 +15,7 @@ import { certPathsIn } from './tls.ts';
 import { createLogger } from '../api/log.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { freshNamespace, testTransport } from '../test/support/cluster.ts';
-import { installCRD, crdClient } from '../test/support/crd-install.ts';
+import { installCRD, crdClient } from '../scripts/lib/crd-install.ts';
 import type { CustomResourceDefinition } from '../api/crd.ts';
 
 const quiet = createLogger('test', { level: 'error' });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWebhookServer } from './server.ts';
 import { createLogger } from '../api/log.ts';
-import { createServingCert } from '../test/support/certs.ts';
+import { createServingCert } from '../scripts/lib/certs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-webhook-test-'));
 const cert = createServingCert(join(dir, 'a'));

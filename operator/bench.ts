@@ -15,7 +15,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { printTable } from '../test/bench/stats.ts';
 import type { Environment } from '../test/support/environment.ts';
 import { startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
-import { startPrometheus } from '../test/support/prometheus.ts';
+import { startPrometheus } from '../scripts/lib/prometheus.ts';
 import { Informer, objectKey } from './informer.ts';
 import { Resources, type Deployment, type KubeEvent } from './kinds.ts';
 

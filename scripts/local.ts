@@ -1,125 +1,174 @@
 // `npm start`: aiops on a local embedded cluster, the way a user would run it. Starts (or
 // reuses) the persistent harness cluster (`npm run cluster -- up`), a real Prometheus
 // scraping a small demo exporter, the operator process with the conversion webhook hosted
-// in it, installs the CRD pointing at that webhook, applies config/samples/ with kubectl and
-// lists the AITasks. Ctrl-C stops the operator, Prometheus and the exporter; the cluster
-// keeps running until `npm run cluster -- down`.
+// in it; once the webhook answers it installs the CRD pointing at it, waits for the
+// operator's /readyz, applies config/samples/ with kubectl and lists the AITasks.
+//
+// Every stage announces itself on stderr. A failure prints one line (what failed, how to
+// fix it) and stops every process this command started; so do Ctrl-C, SIGTERM and SIGHUP
+// at any stage. The cluster keeps running until `npm run cluster -- down`.
 //
 // The demo metric: `demo_load{deployment="web"}`, 0.3 at start; change it with
 //   curl -X POST 'localhost:9464/load?value=0.95'      (port: AIOPS_DEMO_PORT)
 
-import { execFileSync, spawn } from 'node:child_process';
-import * as http from 'node:http';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { buildCRD } from '../api/crd.ts';
 import { KubeTransport } from '../api/kube/transport.ts';
-import { freePorts } from '../test/harness/ports.ts';
-import { createServingCert } from '../test/support/certs.ts';
-import { installCRD } from '../test/support/crd-install.ts';
-import { startPrometheus } from '../test/support/prometheus.ts';
+import { createServingCert } from './lib/certs.ts';
+import { installCRD } from './lib/crd-install.ts';
+import { startDemoExporter } from './lib/demo-exporter.ts';
+import { freePorts } from './lib/ports.ts';
+import { startPrometheus } from './lib/prometheus.ts';
+import { waitForHttp, StartupError } from './lib/startup.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
-const say = (msg: string) => process.stderr.write(`[aiops] ${msg}\n`);
-const demoPort = Number(process.env['AIOPS_DEMO_PORT'] ?? 9464);
+const say = (msg: string): void => void process.stderr.write(`[aiops] ${msg}\n`);
+const run = promisify(execFile);
 
-function startDemoExporter(): Promise<http.Server> {
-  let load = 0.3;
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method === 'POST' && url.pathname === '/load') {
-      const value = Number(url.searchParams.get('value'));
-      if (!Number.isFinite(value)) {
-        res.writeHead(400).end('value must be a number, e.g. /load?value=0.95\n');
-        return;
-      }
-      load = value;
-      say(`demo_load set to ${value}`);
-      res.writeHead(200).end(`demo_load{deployment="web"} = ${value}\n`);
-    } else if (url.pathname === '/metrics') {
-      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' });
-      res.end(
-        `# HELP demo_load Demo load of a Deployment (0..1).\n# TYPE demo_load gauge\ndemo_load{namespace="demo",deployment="web"} ${load}\n`,
-      );
-    } else {
-      res.writeHead(404).end('GET /metrics or POST /load?value=N\n');
-    }
+/** Something this command started and must stop before it exits. */
+interface Running {
+  readonly name: string;
+  stop(): Promise<void>;
+}
+const started: Running[] = [];
+let shuttingDown: Promise<never> | undefined;
+
+/** Stops what was started, newest first, then exits with `code`. Idempotent. */
+function shutdown(code: number): Promise<never> {
+  shuttingDown ??= (async () => {
+    for (const r of started.reverse()) await r.stop().catch(() => undefined);
+    process.exit(code);
+  })();
+  return shuttingDown;
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.on(sig, () => {
+    say(`${sig}: stopping what npm start started (the cluster keeps running)`);
+    void shutdown(sig === 'SIGINT' ? 130 : 143);
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(demoPort, '127.0.0.1', () => resolve(server));
+
+/** A child process as a Running: SIGTERM, SIGKILL after 10 s, resolved once it has exited. */
+function childRunning(name: string, child: ChildProcess): Running {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
   });
+  return {
+    name,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
-const clusterEnv = execFileSync(process.execPath, [join(root, 'test/harness/cli.ts'), 'up'], {
-  encoding: 'utf8',
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const kubeconfig = /KUBECONFIG=(\S+)/.exec(clusterEnv)?.[1]?.replace(/^['"]|['"]$/g, '');
-if (kubeconfig === undefined) throw new Error(`cannot read the kubeconfig from: ${clusterEnv}`);
-
-const exporter = await startDemoExporter();
-const prometheus = await startPrometheus([`127.0.0.1:${demoPort}`]);
-say(`Prometheus ${prometheus.url} scraping the demo exporter on :${demoPort}`);
-
-const certs = createServingCert(join(root, 'node_modules/.cache/aiops-local-webhook'));
-const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
-const operator = spawn(
-  process.execPath,
-  [
-    join(root, 'manager/main.ts'),
-    `--kubeconfig=${kubeconfig}`,
-    `--prometheus-url=${prometheus.url}`,
-    `--webhook-port=${webhookPort}`,
-    `--webhook-cert-dir=${certs.dir}`,
-    `--metrics-port=${metricsPort}`,
-    `--health-port=${healthPort}`,
-    '--bind-address=127.0.0.1',
-  ],
-  { stdio: ['ignore', 'inherit', 'inherit'] },
-);
-const transport = await KubeTransport.create({ kubeconfig });
-await installCRD(
-  transport,
-  buildCRD({
-    conversion: {
-      url: `https://127.0.0.1:${webhookPort}/convert`,
-      caBundle: Buffer.from(certs.caPem).toString('base64'),
-    },
-  }),
-);
-say('CRD installed with all versions served through the operator-hosted webhook');
-
-const kubectl = (...args: string[]) =>
-  execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], {
-    encoding: 'utf8',
+/** `npm run cluster -- up` as a child (stopped on interrupt); resolves to the kubeconfig path. */
+async function clusterUp(): Promise<string> {
+  say('stage cluster: starting or reusing the local control plane (npm run cluster -- up)');
+  const child = spawn(process.execPath, [join(root, 'test/harness/cli.ts'), 'up'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-process.stdout.write(kubectl('apply', '-f', join(root, 'config/samples')));
-await new Promise((r) => setTimeout(r, 5000));
-process.stdout.write(`\n${kubectl('get', 'aitasks', '-n', 'demo')}\n`);
-say(
-  `operator metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${healthPort}/healthz`,
-);
-say(`in another shell: export KUBECONFIG=${kubeconfig}; kubectl get at -A -w`);
-say(`push the demo metric over the threshold: curl -X POST 'localhost:${demoPort}/load?value=0.95'`);
-say('Ctrl-C stops the operator; `npm run cluster -- down` stops the cluster');
+  const running = childRunning('cluster up', child);
+  started.push(running);
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  started.splice(started.indexOf(running), 1);
+  const kubeconfig = /KUBECONFIG=(\S+)/.exec(out)?.[1]?.replace(/^['"]|['"]$/g, '');
+  if (code !== 0 || kubeconfig === undefined)
+    throw new StartupError(
+      'the local cluster did not start',
+      'see the lines above; `npm run cluster -- down` then `npm start` retries from scratch',
+    );
+  return kubeconfig;
+}
 
-let stopping = false;
-const stop = async () => {
-  if (stopping) return;
-  stopping = true;
-  operator.kill('SIGTERM');
-  await new Promise((r) => operator.once('exit', r));
-  await prometheus.stop();
-  exporter.close();
-  process.exit(0);
-};
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
-operator.on('exit', (code) => {
-  if (!stopping) {
-    say(`the operator exited with code ${String(code)}`);
-    void stop();
-  }
+async function main(): Promise<void> {
+  const kubeconfig = await clusterUp();
+
+  const demoPort = Number(process.env['AIOPS_DEMO_PORT'] ?? 9464);
+  say(`stage exporter: demo exporter on 127.0.0.1:${demoPort}`);
+  const exporter = await startDemoExporter(demoPort, say);
+  started.push({ name: 'demo exporter', stop: () => exporter.close() });
+
+  say('stage prometheus: starting Prometheus');
+  const prometheus = await startPrometheus([`127.0.0.1:${demoPort}`]);
+  started.push({ name: 'Prometheus', stop: () => prometheus.stop() });
+  say(`Prometheus ${prometheus.url} scraping the demo exporter on :${demoPort}`);
+
+  say('stage operator: starting the operator with the conversion webhook in its process');
+  const certs = createServingCert(join(root, 'node_modules/.cache/aiops-local-webhook'));
+  const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
+  // prettier-ignore
+  const operator = spawn(process.execPath, [
+    join(root, 'manager/main.ts'),
+    `--kubeconfig=${kubeconfig}`, `--prometheus-url=${prometheus.url}`,
+    `--webhook-port=${webhookPort}`, `--webhook-cert-dir=${certs.dir}`,
+    `--metrics-port=${metricsPort}`, `--health-port=${healthPort}`, '--bind-address=127.0.0.1',
+  ], { stdio: ['ignore', 'inherit', 'inherit'] });
+  started.push(childRunning('operator', operator));
+  const operatorExit = new Promise<never>((_, reject) =>
+    operator.once('exit', (code, signal) =>
+      reject(
+        new StartupError(
+          `the operator exited (${signal ?? `code ${String(code)}`})`,
+          'its log is above; `npm run operator -- --help` lists its flags',
+        ),
+      ),
+    ),
+  );
+  operatorExit.catch(() => undefined);
+  const ready = (what: string, url: string, ca?: string): Promise<void> =>
+    Promise.race([waitForHttp(url, { what, timeoutMs: 60_000, ...(ca ? { ca } : {}) }), operatorExit]);
+  await ready('the conversion webhook', `https://127.0.0.1:${webhookPort}/healthz`, certs.caPem);
+
+  say('stage crd: installing the AITask CRD with conversion through the operator-hosted webhook');
+  const transport = await KubeTransport.create({ kubeconfig });
+  await installCRD(
+    transport,
+    buildCRD({
+      conversion: {
+        url: `https://127.0.0.1:${webhookPort}/convert`,
+        caBundle: Buffer.from(certs.caPem).toString('base64'),
+      },
+    }),
+  ).catch((err: unknown) => {
+    throw new StartupError(
+      `installing the CRD failed: ${(err as Error).message}`,
+      'check the cluster: npm run cluster -- status',
+    );
+  });
+  await ready('the operator /readyz', `http://127.0.0.1:${healthPort}/readyz`);
+
+  say('stage samples: kubectl apply -f config/samples');
+  const kubectl = async (...args: string[]): Promise<string> => {
+    try {
+      return (await run('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8' })).stdout;
+    } catch (err) {
+      const detail = ((err as { stderr?: string }).stderr ?? String(err)).trim().split('\n').at(-1);
+      throw new StartupError(`kubectl ${args[0] ?? ''} failed: ${detail ?? ''}`, 'kubectl must be on PATH');
+    }
+  };
+  process.stdout.write(await kubectl('apply', '-f', join(root, 'config/samples')));
+  await new Promise((r) => setTimeout(r, 3000));
+  process.stdout.write(`\n${await kubectl('get', 'aitasks', '-n', 'demo')}\n`);
+  say(
+    `running: operator metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${healthPort}/healthz`,
+  );
+  say(`in another shell: export KUBECONFIG=${kubeconfig}; kubectl get at -A -w`);
+  say(`push the demo metric over the threshold: curl -X POST 'localhost:${demoPort}/load?value=0.95'`);
+  say('Ctrl-C stops the operator, Prometheus and the exporter; `npm run cluster -- down` stops the cluster');
+  await operatorExit;
+}
+
+main().catch((err: unknown) => {
+  if (shuttingDown) return;
+  if (err instanceof StartupError) say(`${err.message}; ${err.fix}`);
+  else say(`failed: ${err instanceof Error ? err.message : String(err)}`);
+  void shutdown(1);
 });

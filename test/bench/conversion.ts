@@ -12,7 +12,7 @@ import { startWebhookServer } from '../../conversion-webhook/server.ts';
 import { createLogger } from '../../api/log.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { AITaskClient } from '../../api/aitask-client.ts';
-import { createServingCert } from '../support/certs.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
 import type { Environment } from '../support/environment.ts';
 import { median, ms, percentile, printTable, ratio, timeRuns } from './stats.ts';

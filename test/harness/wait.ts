@@ -12,6 +12,8 @@ export interface WaitOptions {
   readonly watch: readonly Component[];
   /** Poll interval in ms (default 50). */
   readonly intervalMs?: number;
+  /** Stops the wait with the signal's reason once aborted (checked before every poll). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** Error message for a component that exited, with the last lines of its log. */
@@ -23,7 +25,7 @@ export async function exitedMessage(c: Component, status: string): Promise<strin
  * Polls `check` every `intervalMs` until it returns a value other than `undefined`. A throw
  * from `check` counts as "not yet" (its message is kept for the timeout error). Rejects as
  * soon as a watched component has exited, or at the deadline (message names `what`, the
- * last check error and the log tails of the watched components).
+ * last check error and the log tails of the watched components), or once `signal` aborts.
  */
 export async function waitFor<T>(
   what: string,
@@ -32,6 +34,7 @@ export async function waitFor<T>(
 ): Promise<T> {
   let lastError = '';
   for (;;) {
+    opts.signal?.throwIfAborted();
     for (const c of opts.watch) {
       const status = c.exitStatus();
       if (status !== undefined) throw new Error(`waiting for ${what}: ${await exitedMessage(c, status)}`);

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePorts } from '../harness/ports.ts';
-import { createServingCert } from '../support/certs.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freshNamespace, testKubeconfig } from '../support/cluster.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

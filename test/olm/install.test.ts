@@ -16,7 +16,7 @@ import { CRD_NAME } from '../../api/schema/common.ts';
 import { NotFoundError } from '../../api/kube/errors.ts';
 import type { PolicyRule } from '../../api/rbac.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
-import { startExporter, startPrometheus } from '../support/prometheus.ts';
+import { startExporter, startPrometheus } from '../../scripts/lib/prometheus.ts';
 import { csvInstallSpec, installAsOLM, olmConversion } from './install-as-olm.ts';
 import { ROOT } from './validators.ts';
 

@@ -13,9 +13,14 @@ import { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Resources, type Deployment } from '../../operator/kinds.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
-import { installCRD } from '../support/crd-install.ts';
+import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
-import { startExporter, startPrometheus, type Exporter, type Prometheus } from '../support/prometheus.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../../scripts/lib/prometheus.ts';
 
 const GAUGE = 'aiops_test_load';
 const NS = 'restart';

@@ -8,10 +8,10 @@ import { mkdirSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
-import { freePorts } from '../harness/ports.ts';
-import { createServingCert } from './certs.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
-import { installCRD } from './crd-install.ts';
+import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { buildCRD } from '../../api/crd.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');

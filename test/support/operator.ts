@@ -4,7 +4,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePorts } from '../harness/ports.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -8,7 +8,12 @@ import type * as v2 from '../../api/schema/v2.ts';
 import { Resources, type Deployment, type KubeEvent, type Node, type Pod } from '../../operator/kinds.ts';
 import { testAITasks, testKubeconfig, testTransport } from './cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from './operator.ts';
-import { startExporter, startPrometheus, type Exporter, type Prometheus } from './prometheus.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../../scripts/lib/prometheus.ts';
 
 /** The gauge every remediation test reads, one series per test. */
 export const GAUGE = 'aiops_test_load';

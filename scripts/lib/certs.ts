@@ -1,4 +1,4 @@
-// Self-signed serving certificates for tests (webhook TLS, caBundle), made with the
+// Self-signed serving certificates for npm start and the tests (webhook TLS, caBundle), made with the
 // openssl CLI: a CA and a leaf for localhost/127.0.0.1, written as tls.crt/tls.key.
 
 import { execFileSync } from 'node:child_process';

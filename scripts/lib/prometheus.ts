@@ -1,17 +1,45 @@
-// A real Prometheus (the Debian package's /usr/bin/prometheus) for integration tests, with a
-// test-controlled exporter it scrapes every second: tests set gauge values and the operator
+// A real Prometheus (found on PATH, e.g. Debian's package) for `npm start` and the tests, with
+// a test-controlled exporter it scrapes every second: tests set gauge values and the operator
 // reads them back through Prometheus' HTTP API, exactly as in production.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePorts } from '../harness/ports.ts';
+import { delimiter, join } from 'node:path';
+import { freePorts } from './ports.ts';
 
-/** Path of the Prometheus binary (env AIOPS_PROMETHEUS_BIN, default the Debian package's). */
-export const PROMETHEUS_BIN = process.env.AIOPS_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+const executable = (path: string): boolean => {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The Prometheus binary: `$AIOPS_PROMETHEUS_BIN` if set, else `prometheus` on PATH. Throws a
+ * one-line error saying how to get it when there is none.
+ */
+export function prometheusBinary(): string {
+  const explicit = process.env['AIOPS_PROMETHEUS_BIN'];
+  if (explicit !== undefined) {
+    if (executable(explicit)) return explicit;
+    throw new Error(`AIOPS_PROMETHEUS_BIN=${explicit} is not an executable file`);
+  }
+  const found = (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .filter((d) => d !== '')
+    .map((d) => join(d, 'prometheus'))
+    .find(executable);
+  if (found !== undefined) return found;
+  throw new Error(
+    'prometheus is not on PATH: install it (Debian/Ubuntu: apt-get install prometheus) or set AIOPS_PROMETHEUS_BIN',
+  );
+}
 
 /** A tiny /metrics endpoint exposing gauges the test sets. */
 export interface Exporter {
@@ -77,12 +105,18 @@ async function ready(url: string, child: ChildProcess, deadline: number, log: ()
 }
 
 /**
- * Starts Prometheus on a free port with storage in a fresh temp dir, scraping `targets`
- * (host:port) every second; resolves once /-/ready answers (deadline `timeoutMs`, default 30 s).
+ * Starts Prometheus on a free port of `host` (default 127.0.0.1) with storage in a fresh temp
+ * dir, scraping `targets` (host:port) every second; resolves once /-/ready answers (deadline
+ * `timeoutMs`, default 30 s). Throws at once when there is no Prometheus binary.
  */
-export async function startPrometheus(targets: readonly string[], timeoutMs = 30_000): Promise<Prometheus> {
+export async function startPrometheus(
+  targets: readonly string[],
+  timeoutMs = 30_000,
+  host = '127.0.0.1',
+): Promise<Prometheus> {
+  const binary = prometheusBinary();
   const dir = await mkdtemp(join(tmpdir(), 'aiops-prometheus-'));
-  const [port = 0] = await freePorts(1);
+  const [port = 0] = await freePorts(1, host);
   const config = [
     'global:',
     '  scrape_interval: 1s',
@@ -94,11 +128,11 @@ export async function startPrometheus(targets: readonly string[], timeoutMs = 30
   ].join('\n');
   await writeFile(join(dir, 'prometheus.yml'), config + '\n');
   const child = spawn(
-    PROMETHEUS_BIN,
+    binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
+      `--web.listen-address=${host}:${port}`,
       '--log.level=warn',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -109,7 +143,7 @@ export async function startPrometheus(targets: readonly string[], timeoutMs = 30
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

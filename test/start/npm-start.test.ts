@@ -1,0 +1,159 @@
+// `npm start` as a newcomer types it, on a cluster of its own (AIOPS_CLUSTER_DIR in a temp
+// dir): it comes up and the operator reconciles the samples; a missing Prometheus fails in
+// one line; and Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at every
+// stage leaves no process of its own behind. Only the persistent cluster outlives it, by
+// design, until `npm run cluster -- down`, which the test runs last.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { freePorts } from '../../scripts/lib/ports.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
+
+/** Pids of live processes whose session id is `sid` (field 6 of /proc/<pid>/stat). */
+function sessionMembers(sid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return Number(fields[3]) === sid && fields[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Pids of processes whose command line mentions `text`. */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+interface Run {
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly stdout: string;
+  readonly sid: number;
+}
+
+/**
+ * Runs `npm start` in a session of its own; when `interruptOn` matches a stderr line, sends
+ * SIGINT to its process group (what Ctrl-C does). Resolves when npm has exited.
+ */
+async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, string> }): Promise<Run> {
+  const [demoPort = 0] = await freePorts(1);
+  const child = spawn('npm', ['start'], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, AIOPS_CLUSTER_DIR: clusterDir, AIOPS_DEMO_PORT: String(demoPort), ...opts.env },
+  });
+  const pid = child.pid ?? 0;
+  let stderr = '';
+  let stdout = '';
+  let sent = false;
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    if (!sent && opts.interruptOn?.test(stderr)) {
+      sent = true;
+      process.kill(-pid, 'SIGINT');
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  return { code, stderr, stdout, sid: pid };
+}
+
+/** Waits up to 15 s for the session to empty (children finish their shutdown). */
+async function sessionEmpties(sid: number): Promise<number[]> {
+  const deadline = Date.now() + 15_000;
+  let left = sessionMembers(sid);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = sessionMembers(sid);
+  }
+  return left;
+}
+
+const describeLeft = (pids: number[]): string =>
+  pids.map((p) => `${p}: ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ')}`).join('\n');
+
+describe('npm start', { concurrency: false }, () => {
+  after(() => {
+    execFileSync('npm', ['run', '--silent', 'cluster', '--', 'down'], {
+      cwd: root,
+      env: { ...process.env, AIOPS_CLUSTER_DIR: clusterDir },
+      stdio: 'ignore',
+    });
+    assert.deepEqual(processesMentioning(clusterDir), [], 'cluster down leaves no process');
+    rmSync(dirname(clusterDir), { recursive: true, force: true });
+  });
+
+  it('Ctrl-C while the cluster starts stops the half-started cluster too', async () => {
+    const run = await npmStart({ interruptOn: /started kube-apiserver/ });
+    assert.notEqual(run.code, 0);
+    assert.deepEqual(await sessionEmpties(run.sid), []);
+    const left = processesMentioning(clusterDir);
+    assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
+    assert.equal(existsSync(join(clusterDir, 'state.json')), false);
+  });
+
+  it('a missing Prometheus fails in one line with the fix, and stops what it started', async () => {
+    const run = await npmStart({ env: { AIOPS_PROMETHEUS_BIN: '/nonexistent/prometheus' } });
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /\[aiops\] failed: AIOPS_PROMETHEUS_BIN=\/nonexistent\/prometheus is not an executable/,
+    );
+    assert.doesNotMatch(run.stderr, /^\s+at /m, 'no stack trace');
+    assert.deepEqual(await sessionEmpties(run.sid), []);
+  });
+
+  for (const stage of ['exporter', 'prometheus', 'operator', 'crd', 'samples']) {
+    it(`Ctrl-C at stage ${stage} leaves no process of its own`, async () => {
+      const run = await npmStart({ interruptOn: new RegExp(`\\[aiops\\] stage ${stage}:`) });
+      assert.notEqual(run.code, 0, run.stderr);
+      const left = await sessionEmpties(run.sid);
+      assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
+    });
+  }
+
+  it('comes up, the operator reconciles the samples, and Ctrl-C stops it cleanly', async () => {
+    const run = await npmStart({ interruptOn: /\[aiops\] Ctrl-C stops/ });
+    assert.match(run.stdout, /aitask\.aiops\.example\.com\/\S+ (created|unchanged|configured)/);
+    assert.match(run.stdout, /NAME\s+TARGET/);
+    assert.doesNotMatch(run.stderr, /conversion webhook.*connection refused/);
+    const kubeconfig = join(clusterDir, 'kubeconfig');
+    const list = JSON.parse(
+      execFileSync(
+        'kubectl',
+        [`--kubeconfig=${kubeconfig}`, 'get', 'aitasks.v2.aiops.example.com', '-n', 'demo', '-o', 'json'],
+        {
+          encoding: 'utf8',
+        },
+      ),
+    ) as { items: { metadata: { name: string }; status?: { phase?: string } }[] };
+    assert.ok(list.items.length >= 3, 'the samples of every version exist');
+    for (const item of list.items)
+      assert.ok(item.status?.phase, `the operator wrote a phase on ${item.metadata.name}`);
+    assert.equal(run.code, 130);
+    const left = await sessionEmpties(run.sid);
+    assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
+  });
+});
