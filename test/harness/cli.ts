@@ -11,8 +11,9 @@ import { probe } from './kube-http.ts';
 import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
 import { componentLiveness, readState, writeState } from './state.ts';
 
-const USAGE = `usage: npm run cluster -- <up|down|env|status>
+const USAGE = `usage: npm run cluster -- <up [--real-node]|down|env|status>
   up      build the binaries if missing, start the control plane detached, print export KUBECONFIG=...
+          --real-node: also a real node (containerd + kubelet + kube-proxy; root, Debian packages)
   down    stop every process recorded in the state file and remove the cluster dir
   env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)
   status  say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
@@ -45,10 +46,12 @@ async function running(dir: string): Promise<Awaited<ReturnType<typeof readState
   return state && componentLiveness(state).every((c) => c.running) ? state : undefined;
 }
 
-async function up(dir: string): Promise<number> {
+async function up(dir: string, realNode: boolean): Promise<number> {
   const state = await readState(dir);
   if (state) {
     if (componentLiveness(state).every((c) => c.running)) {
+      if (realNode && state.realNode !== true)
+        throw new Error('a cluster without a real node runs; stop it first: npm run cluster -- down');
       err(`cluster already running (${state.server}, dir ${dir})`);
       process.stdout.write(exportLine(state.kubeconfigPath) + '\n');
       return 0;
@@ -65,11 +68,32 @@ async function up(dir: string): Promise<number> {
     const still = missingBinaries(binDir);
     if (still.length > 0) throw new Error(`still missing in ${binDir} after the build: ${still.join(', ')}`);
   }
-  const cluster = await startCluster({ dir, binDir, detached: true, keep: true, log: err }).catch(
-    (e: unknown) => {
+  const abort = new AbortController();
+  const interrupt = (sig: NodeJS.Signals): void => {
+    err(`${sig}: stopping the half-started cluster`);
+    abort.abort(new Error(`interrupted by ${sig}; nothing is left running`));
+  };
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.on(s, interrupt);
+  const cluster = await startCluster({
+    dir,
+    binDir,
+    detached: true,
+    keep: true,
+    log: err,
+    signal: abort.signal,
+    realNode,
+  })
+    .catch(async (e: unknown) => {
+      if (abort.signal.aborted) {
+        await rm(dir, { recursive: true, force: true });
+        throw abort.signal.reason as Error;
+      }
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n(logs kept in ${join(dir, 'logs')})`);
-    },
-  );
+    })
+    .finally(() => {
+      for (const s of signals) process.off(s, interrupt);
+    });
   await writeState(cluster);
   err(
     `cluster up in ${cluster.startupMs} ms: ${cluster.server}, dir ${dir}; stop it with: npm run cluster -- down`,
@@ -117,9 +141,10 @@ async function status(dir: string): Promise<number> {
 /** Dispatches a subcommand and returns the exit code (2 = usage error). */
 export async function main(args: readonly string[]): Promise<number> {
   const dir = persistentClusterDir();
-  switch (args.length === 1 ? args[0] : undefined) {
+  const realNode = args[0] === 'up' && args.length === 2 && args[1] === '--real-node';
+  switch (args.length === 1 || realNode ? args[0] : undefined) {
     case 'up':
-      return up(dir);
+      return up(dir, realNode);
     case 'down':
       return down(dir);
     case 'status':

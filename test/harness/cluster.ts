@@ -14,7 +14,7 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import { createNode, nodeName, nodeReady } from './nodes.ts';
 import { defaultBinDir, missingBinaries } from './paths.ts';
 import { CLIENT_IDENTITIES, createPki, readPem, type Pki } from './pki.ts';
-import { freePorts } from './ports.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
 import {
   attachComponent,
   spawnComponent,
@@ -23,6 +23,8 @@ import {
   type ComponentSpec,
 } from './process.ts';
 import { waitFor } from './wait.ts';
+import { REAL_NODE_NAME } from './real-node/layout.ts';
+import { startRealNode, stopRealNode } from './real-node/node.ts';
 
 /** Options of `startCluster`. */
 export interface ClusterOptions {
@@ -36,10 +38,20 @@ export interface ClusterOptions {
   readonly detached?: boolean;
   /** Number of fake nodes. Default 2. */
   readonly nodes?: number;
-  /** Deadline for the whole startup in ms. Default 60000. */
+  /**
+   * Also start a real node (containerd, runc, CNI, kubelet, kube-proxy; see real-node/):
+   * Node `aiops-node`, tainted aiops.example.com/real-node:NoSchedule. Needs root and the
+   * Debian packages realNodeUnavailable() names. Default false.
+   */
+  readonly realNode?: boolean;
+  /** Local images (buildah storage) loaded into the real node's containerd. Default none. */
+  readonly images?: readonly string[];
+  /** Deadline for the whole startup in ms. Default 60000 (180000 with a real node). */
   readonly timeoutMs?: number;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
+  /** Aborts the startup (e.g. on Ctrl-C): what was started is stopped and the promise rejects. */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything needed to find and stop a cluster later (the CLI's state file). */
@@ -52,6 +64,8 @@ export interface ClusterState {
   readonly components: readonly ComponentRecord[];
   readonly startedAt: string;
   readonly startupMs: number;
+  /** True when the cluster has a real node (its teardown then runs after the processes stop). */
+  readonly realNode?: boolean;
 }
 
 /** A running harness cluster. */
@@ -106,6 +120,7 @@ function makeCluster(
     stop() {
       stopped ??= (async () => {
         await stopAll(processes);
+        if (state.realNode === true) await stopRealNode(state.dir);
         if (!keep) await rm(state.dir, { recursive: true, force: true });
       })();
       return stopped;
@@ -170,7 +185,7 @@ const ok = (status: number): true | undefined => (status === 200 ? true : undefi
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const t0 = Date.now();
-  const deadline = t0 + (opts.timeoutMs ?? 60_000);
+  const deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true ? 180_000 : 60_000));
   const log = opts.log ?? ((): void => undefined);
   const binDir = opts.binDir ?? defaultBinDir();
   const missing = missingBinaries(binDir);
@@ -193,8 +208,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     return c;
   };
   const wait = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>
-    waitFor(what, check, { deadline, watch: processes });
+    waitFor(what, check, { deadline, watch: processes, signal: opts.signal });
   let http: KubeHttp | undefined;
+  let realNodeStarted = false;
   try {
     const [etcd = 0, etcdPeer = 0, apiserver = 0, controllerManager = 0, scheduler = 0, kwok = 0] =
       await freePorts(6);
@@ -242,6 +258,21 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         wait(`node ${n} Ready`, async () => ((await nodeReady(api, n)) ? true : undefined)),
       ),
     ]);
+    if (opts.realNode === true) {
+      realNodeStarted = true;
+      await startRealNode({
+        dir,
+        binDir,
+        pki: ctx.pki,
+        apiserverPort: apiserver,
+        api,
+        start,
+        wait,
+        log,
+        images: opts.images ?? [],
+      });
+      log(`real node ${REAL_NODE_NAME} Ready after ${Date.now() - t0} ms`);
+    }
     const startupMs = Date.now() - t0;
     log(`cluster ready after ${startupMs} ms`);
     const state: ClusterState = {
@@ -253,6 +284,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       components: processes.map(({ name, pid, binary, logPath }) => ({ name, pid, binary, logPath })),
       startedAt: new Date(t0).toISOString(),
       startupMs,
+      ...(opts.realNode === true ? { realNode: true } : {}),
     };
     return makeCluster(
       state,
@@ -262,6 +294,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     );
   } catch (err) {
     await stopAll(processes);
+    if (realNodeStarted) await stopRealNode(dir);
     if (!(opts.keep ?? false)) await rm(dir, { recursive: true, force: true });
     throw err;
   } finally {

@@ -1,7 +1,7 @@
 // Command lines of the five control-plane processes. Kept apart from the start/stop logic so
 // the flags (and why each is there) can be read in one place; README.md summarises them.
 import { join } from 'node:path';
-import { FRONT_PROXY_CLIENT, type Pki } from './pki.ts';
+import { CLIENT_IDENTITIES, FRONT_PROXY_CLIENT, type Pki } from './pki.ts';
 import type { ComponentSpec } from './process.ts';
 
 /** Ports chosen for one cluster (all on 127.0.0.1). */
@@ -63,8 +63,8 @@ export function apiserverSpec(c: ComponentContext): ComponentSpec {
     args: [
       `--etcd-servers=http://${HOST}:${c.ports.etcd}`,
       `--bind-address=${HOST}`, `--advertise-address=${HOST}`, `--secure-port=${c.ports.apiserver}`,
-      // A loopback advertise address is invalid in Endpoints; nothing here dials the in-cluster
-      // `kubernetes` Service (kwok pods run nothing), so skip reconciling its endpoints.
+      // A loopback advertise address is invalid in Endpoints: skip reconciling them. With a real
+      // node the harness points the `kubernetes` Service at a forwarder (real-node/node.ts).
       '--endpoint-reconciler-type=none',
       `--cert-dir=${join(c.dir, 'apiserver')}`,
       `--tls-cert-file=${c.pki.servingCert}`, `--tls-private-key-file=${c.pki.servingKey}`,
@@ -80,7 +80,12 @@ export function apiserverSpec(c: ComponentContext): ComponentSpec {
       `--proxy-client-key-file=${c.pki.clientCert(FRONT_PROXY_CLIENT).key}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${c.pki.saPub}`, `--service-account-signing-key-file=${c.pki.saKey}`,
-      '--authorization-mode=RBAC',
+      // Node: the real node's kubelet (system:node:aiops-node) gets exactly a kubelet's rights.
+      '--authorization-mode=Node,RBAC',
+      // Reach kubelets by InternalIP: resolving a node's hostname would ask the machine's DNS.
+      '--kubelet-preferred-address-types=InternalIP',
+      `--kubelet-client-certificate=${c.pki.clientCert(CLIENT_IDENTITIES.apiserverKubeletClient).cert}`,
+      `--kubelet-client-key=${c.pki.clientCert(CLIENT_IDENTITIES.apiserverKubeletClient).key}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--allow-privileged=true',
     ],

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { NODE_NET } from './real-node/layout.ts';
 
 const run = promisify(execFile);
 
@@ -22,6 +23,16 @@ export const CLIENT_IDENTITIES = {
   controllerManager: { file: 'kube-controller-manager', cn: 'system:kube-controller-manager', groups: [] },
   scheduler: { file: 'kube-scheduler', cn: 'system:kube-scheduler', groups: [] },
   kwok: { file: 'kwok', cn: 'kwok-controller', groups: ['system:masters'] },
+  /** The real node's kubelet (Node authorizer: system:node:<name> in system:nodes). */
+  kubelet: { file: 'kubelet', cn: 'system:node:aiops-node', groups: ['system:nodes'] },
+  /** kube-proxy (bound to system:node-proxier by the apiserver's bootstrap policy). */
+  kubeProxy: { file: 'kube-proxy', cn: 'system:kube-proxy', groups: [] },
+  /** The apiserver towards kubelets (logs, exec, port-forward). */
+  apiserverKubeletClient: {
+    file: 'apiserver-kubelet-client',
+    cn: 'kube-apiserver-kubelet-client',
+    groups: ['system:masters'],
+  },
 } as const satisfies Record<string, ClientIdentity>;
 
 /** The apiserver's own identity towards aggregated API servers (signed by the front-proxy CA). */
@@ -118,6 +129,8 @@ export async function createPki(dir: string): Promise<Pki> {
     const sans = [
       'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
       'DNS:kubernetes.default.svc.cluster.local', 'IP:127.0.0.1', 'IP:10.0.0.1',
+      // The real node reaches the apiserver through a forwarder on its link's host end.
+      `IP:${NODE_NET.hostIP}`,
     ];
     await issue(
       dir,

@@ -13,6 +13,8 @@ export interface ComponentSpec {
   readonly name: string;
   readonly binary: string;
   readonly args: readonly string[];
+  /** Network namespace handle (e.g. /run/netns/x) to run in, through `nsenter --net`; default: the host's. */
+  readonly netns?: string;
 }
 
 /** The serialisable part of a running component (kept in the CLI state file). */
@@ -55,7 +57,14 @@ export function spawnComponent(spec: ComponentSpec, logDir: string, detached: bo
   const fd = openSync(logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(spec.binary, spec.args, { stdio: ['ignore', fd, fd], detached });
+    // nsenter execs the binary, so the process keeps its pid and argv[0] is spec.binary.
+    child =
+      spec.netns === undefined
+        ? spawn(spec.binary, spec.args, { stdio: ['ignore', fd, fd], detached })
+        : spawn('nsenter', [`--net=${spec.netns}`, '--', spec.binary, ...spec.args], {
+            stdio: ['ignore', fd, fd],
+            detached,
+          });
   } finally {
     closeSync(fd);
   }

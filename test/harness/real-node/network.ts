@@ -1,0 +1,98 @@
+// The real node's network, built so nothing can leave the machine: a network namespace of
+// its own joined to the host by one veth pair, no default route on the node side, host
+// routes only for the node's pod CIDR and the cluster's Service CIDR, and nftables guards
+// (host: never forward to or from the veth; node: forward only between the pod bridge and
+// the host end of the link). Pods get no nameserver (the kubelet's resolv.conf is empty).
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { SERVICE_CIDR } from '../components.ts';
+import { NODE_NET } from './layout.ts';
+
+const N = NODE_NET;
+
+/** Runs a command; throws with its stderr on a non-zero exit. */
+export function sh(cmd: string, args: readonly string[], input?: string): string {
+  try {
+    return execFileSync(cmd, args, {
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(input ? { input } : {}),
+    });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr ?? e.message).trim()}`, { cause: err });
+  }
+}
+
+/** Runs a command in the node's network namespace (only the network namespace is entered). */
+export function inNode(cmd: string, args: readonly string[], input?: string): string {
+  return sh('nsenter', [`--net=${netnsPath()}`, '--', cmd, ...args], input);
+}
+
+/** Path of the node namespace's handle, as `ip netns` keeps it. */
+export const netnsPath = (): string => `/run/netns/${N.netns}`;
+
+/** Host guard: the host never forwards a packet to or from the node's link. */
+const HOST_GUARD = `table inet ${N.guardTable} {
+  chain forward {
+    type filter hook forward priority -10; policy accept;
+    iifname "${N.hostVeth}" counter drop
+    oifname "${N.hostVeth}" counter drop
+  }
+}
+`;
+
+/**
+ * Node guard: forwarding only between pods, and between pods and the host end of the link;
+ * the node itself sends nothing over the link but to the host end.
+ */
+const NODE_GUARD = `table inet ${N.guardTable} {
+  chain forward {
+    type filter hook forward priority -10; policy drop;
+    iifname "${N.bridge}" oifname "${N.bridge}" accept
+    iifname "${N.bridge}" oifname "${N.nodeVeth}" ip daddr ${N.hostIP} accept
+    iifname "${N.nodeVeth}" oifname "${N.bridge}" ip saddr ${N.hostIP} accept
+    counter
+  }
+  chain output {
+    type filter hook output priority -10; policy accept;
+    oifname "${N.nodeVeth}" ip daddr != ${N.hostIP} counter drop
+  }
+}
+`;
+
+/**
+ * Creates the namespace, the veth pair, addresses, routes and guards, and turns on IPv4
+ * forwarding inside the node namespace (a per-namespace sysctl; the host's is untouched).
+ * Throws if the namespace already exists (run `teardownNetwork` first).
+ */
+export function setupNetwork(): void {
+  if (existsSync(netnsPath()))
+    throw new Error(
+      `network namespace ${N.netns} exists: another real node runs (or a stale one: npm run cluster -- down)`,
+    );
+  sh('ip', ['netns', 'add', N.netns]);
+  sh('ip', ['link', 'add', N.hostVeth, 'type', 'veth', 'peer', 'name', N.nodeVeth, 'netns', N.netns]);
+  sh('ip', ['addr', 'add', `${N.hostIP}/${N.linkPrefix}`, 'dev', N.hostVeth]);
+  sh('ip', ['link', 'set', N.hostVeth, 'up']);
+  sh('ip', ['-n', N.netns, 'addr', 'add', `${N.nodeIP}/${N.linkPrefix}`, 'dev', N.nodeVeth]);
+  sh('ip', ['-n', N.netns, 'link', 'set', N.nodeVeth, 'up']);
+  sh('ip', ['-n', N.netns, 'link', 'set', 'lo', 'up']);
+  for (const cidr of [N.podCIDR, SERVICE_CIDR])
+    sh('ip', ['route', 'add', cidr, 'via', N.nodeIP, 'dev', N.hostVeth]);
+  sh('nft', ['-f', '-'], HOST_GUARD);
+  inNode('nft', ['-f', '-'], NODE_GUARD);
+  inNode('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
+}
+
+/**
+ * Removes what setupNetwork made: the namespace (with the veth pair, the bridge, routes and
+ * rules inside it), the host routes through the link and the host guard. Idempotent. Every
+ * process of the node must have exited first, or the namespace lives on.
+ */
+export function teardownNetwork(): void {
+  if (existsSync(netnsPath())) sh('ip', ['netns', 'del', N.netns]);
+  if (sh('ip', ['-o', 'link', 'show']).includes(`${N.hostVeth}@`)) sh('ip', ['link', 'del', N.hostVeth]);
+  if (sh('nft', ['list', 'tables']).split('\n').includes(`table inet ${N.guardTable}`))
+    sh('nft', ['delete', 'table', 'inet', N.guardTable]);
+}

@@ -1,0 +1,187 @@
+// Starts and tears down the real node: containerd, kubelet and kube-proxy in a network
+// namespace of their own (network.ts), joined to the loopback apiserver by a forwarder on the
+// host end of the node's link, registered as Node `aiops-node` (tainted: only pods that
+// tolerate it land there). One real node per machine: its namespace, cgroups and kubelet
+// ports are machine-wide. The teardown leaves no process, namespace, link, route, nftables
+// table, mount, cgroup or changed sysctl behind (host-state.ts).
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadIntoContainerd } from '../../../scripts/lib/images.ts';
+import type { KubeHttp } from '../kube-http.ts';
+import { writeKubeconfig } from '../kubeconfig.ts';
+import { CLIENT_IDENTITIES, type Pki } from '../pki.ts';
+import type { Component, ComponentSpec } from '../process.ts';
+import {
+  containerdConfig,
+  containerdSpec,
+  cniConfig,
+  forwarderSpec,
+  kubeletConfig,
+  kubeletSpec,
+  kubeProxySpec,
+} from './config.ts';
+import {
+  createCgroups,
+  killAll,
+  pidsInCgroups,
+  pidsMentioning,
+  readSysctls,
+  removeCgroups,
+  restoreSysctls,
+  unmountUnder,
+} from './host-state.ts';
+import { ensurePauseImage } from './images.ts';
+import { CGROUP_ROOT, NODE_NET, nodePaths, PAUSE_IMAGE, REAL_NODE_NAME } from './layout.ts';
+import { netnsPath, setupNetwork, teardownNetwork } from './network.ts';
+
+/** What startRealNode needs from the cluster being started. */
+export interface RealNodeContext {
+  readonly dir: string;
+  readonly binDir: string;
+  readonly pki: Pki;
+  readonly apiserverPort: number;
+  /** Admin client of the apiserver. */
+  readonly api: KubeHttp;
+  /** Starts a process as part of the cluster (stopped with it). */
+  readonly start: (spec: ComponentSpec) => Component;
+  /** Polls until `check` yields a value, failing fast if a cluster process exits. */
+  readonly wait: <T>(what: string, check: () => Promise<T | undefined>) => Promise<T>;
+  readonly log: (line: string) => void;
+  /** Local images (buildah storage) to load into the node's containerd besides the pause image. */
+  readonly images: readonly string[];
+}
+
+const REQUIRED_COMMANDS = [
+  '/usr/bin/containerd',
+  '/usr/bin/containerd-shim-runc-v2',
+  '/usr/sbin/runc',
+  '/usr/lib/cni/bridge',
+  '/usr/lib/cni/host-local',
+  '/usr/lib/cni/loopback',
+];
+const PACKAGES =
+  'apt-get install containerd runc containernetworking-plugins nftables iproute2 buildah busybox-static';
+
+/** Why a real node cannot start on this machine, or undefined if it can. */
+export function realNodeUnavailable(binDir: string): string | undefined {
+  if (process.getuid?.() !== 0) return 'a real node needs root (network namespaces, cgroups, mounts)';
+  const missing = REQUIRED_COMMANDS.filter((c) => !existsSync(c));
+  for (const c of ['nft', 'ip', 'nsenter', 'buildah', 'ctr', 'gcc'])
+    try {
+      execFileSync('sh', ['-c', `command -v ${c}`], { stdio: 'ignore' });
+    } catch {
+      missing.push(c);
+    }
+  if (missing.length > 0) return `missing ${missing.join(', ')}: ${PACKAGES}`;
+  for (const b of ['kubelet', 'kube-proxy'])
+    try {
+      accessSync(join(binDir, b), constants.X_OK);
+    } catch {
+      return `missing ${join(binDir, b)}: test/harness/build-control-plane.sh all`;
+    }
+  return undefined;
+}
+
+/** The `kubernetes` Service's endpoint: the forwarder on the host end of the node's link. */
+function kubernetesEndpointSlice(port: number): object {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: 'kubernetes',
+      namespace: 'default',
+      labels: {
+        'kubernetes.io/service-name': 'kubernetes',
+        'endpointslice.kubernetes.io/managed-by': 'aiops-harness',
+      },
+    },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [NODE_NET.hostIP], conditions: { ready: true } }],
+    ports: [{ name: 'https', port, protocol: 'TCP' }],
+  };
+}
+
+async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
+  const p = nodePaths(ctx.dir);
+  for (const d of [p.dir, p.cniConfDir, p.cniIpamDir, p.kubeletRoot, p.podLogs])
+    mkdirSync(d, { recursive: true });
+  writeFileSync(p.containerdConfig, containerdConfig(p));
+  writeFileSync(join(p.cniConfDir, '10-aiops.conflist'), cniConfig(p));
+  writeFileSync(p.kubeletConfig, kubeletConfig(p, ctx.pki.clientCaCert));
+  writeFileSync(p.resolvConf, '');
+  const server = `https://${NODE_NET.hostIP}:${ctx.apiserverPort}`;
+  const kc = (id: (typeof CLIENT_IDENTITIES)['kubelet' | 'kubeProxy']) => {
+    const { cert, key } = ctx.pki.clientCert(id);
+    return { server, caFile: ctx.pki.caCert, certFile: cert, keyFile: key };
+  };
+  await writeKubeconfig(p.kubeletKubeconfig, kc(CLIENT_IDENTITIES.kubelet));
+  await writeKubeconfig(p.proxyKubeconfig, kc(CLIENT_IDENTITIES.kubeProxy));
+}
+
+/**
+ * Starts the real node and resolves once Node `aiops-node` is Ready with every image loaded.
+ * On failure the caller's cluster teardown (stopRealNode) cleans up whatever was made.
+ */
+export async function startRealNode(ctx: RealNodeContext): Promise<void> {
+  const why = realNodeUnavailable(ctx.binDir);
+  if (why !== undefined) throw new Error(`cannot start a real node: ${why}`);
+  if (existsSync(netnsPath()))
+    throw new Error(
+      `network namespace ${NODE_NET.netns} exists: another real node runs on this machine (npm run cluster -- down stops a persistent one)`,
+    );
+  const p = nodePaths(ctx.dir);
+  ensurePauseImage();
+  await writeNodeFiles(ctx);
+  writeFileSync(p.hostState, JSON.stringify({ sysctls: readSysctls() }, null, 2));
+  createCgroups(CGROUP_ROOT);
+  setupNetwork();
+  ctx.log(
+    `real node network: namespace ${NODE_NET.netns}, link ${NODE_NET.hostIP} <-> ${NODE_NET.nodeIP}, pods ${NODE_NET.podCIDR}`,
+  );
+  ctx.start(forwarderSpec(ctx.apiserverPort));
+  const slice = await ctx.api.request(
+    'POST',
+    '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices',
+    kubernetesEndpointSlice(ctx.apiserverPort),
+  );
+  if (slice.status !== 201 && slice.status !== 409)
+    throw new Error(`EndpointSlice default/kubernetes: HTTP ${slice.status} ${slice.body}`);
+  ctx.start(containerdSpec(p));
+  await ctx.wait('containerd socket', () => {
+    try {
+      execFileSync('ctr', ['--address', p.containerdSocket, 'version'], { stdio: 'ignore', timeout: 2000 });
+      return Promise.resolve(true);
+    } catch {
+      return Promise.resolve(undefined);
+    }
+  });
+  loadIntoContainerd(p.containerdSocket, [PAUSE_IMAGE, ...ctx.images]);
+  ctx.start(kubeletSpec(p, ctx.binDir));
+  ctx.start(kubeProxySpec(p, ctx.binDir));
+  await ctx.wait(`node ${REAL_NODE_NAME} Ready`, async () => {
+    const res = await ctx.api.request('GET', `/api/v1/nodes/${REAL_NODE_NAME}`);
+    if (res.status !== 200) return undefined;
+    const node = JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } };
+    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+  });
+}
+
+/**
+ * Tears down the real node of cluster dir `dir` once the cluster's own processes (kubelet,
+ * kube-proxy, containerd, forwarder) were stopped: kills containers and shims, unmounts,
+ * removes the network namespace, guards, cgroups, and restores the saved sysctls.
+ * Idempotent; a dir without a real node is a no-op.
+ */
+export async function stopRealNode(dir: string): Promise<void> {
+  const p = nodePaths(dir);
+  if (!existsSync(p.dir)) return;
+  await killAll(() => [...new Set([...pidsInCgroups(CGROUP_ROOT), ...pidsMentioning(p.dir)])]);
+  unmountUnder(p.dir);
+  teardownNetwork();
+  removeCgroups(CGROUP_ROOT);
+  if (existsSync(p.hostState)) {
+    const saved = JSON.parse(readFileSync(p.hostState, 'utf8')) as { sysctls: Record<string, string> };
+    restoreSysctls(saved.sysctls);
+  }
+}
