@@ -29,6 +29,9 @@ build() {
   local outs=() k dest
   while [[ "$1" != "--" ]]; do outs+=("$1"); shift; done; shift
   k="$(key "$name")"; dest="$BIN/$name-$k"
+  # One build per tool at a time: concurrent `npm test` runs would otherwise delete each
+  # other's output directory.
+  exec 9>"$BIN/.$name.lock"; flock 9
   local missing=0
   for o in "${outs[@]}"; do [[ -x "$dest/$o" ]] || missing=1; done
   if (( missing )); then
@@ -38,6 +41,7 @@ build() {
     rm -rf "$dest"; mv "$dest.tmp" "$dest"
   fi
   for o in "${outs[@]}"; do ln -sfn "$dest/$o" "$BIN/$o"; done
+  exec 9>&-
 }
 
 kube_ldflags() {
