@@ -4,7 +4,7 @@
 // (host: never forward to or from the veth; node: forward only between the pod bridge and
 // the host end of the link). Pods get no nameserver (the kubelet's resolv.conf is empty).
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { SERVICE_CIDR } from '../components.ts';
 import { NODE_NET } from './layout.ts';
 
@@ -92,7 +92,19 @@ export function setupNetwork(): void {
  */
 export function teardownNetwork(): void {
   if (existsSync(netnsPath())) sh('ip', ['netns', 'del', N.netns]);
-  if (sh('ip', ['-o', 'link', 'show']).includes(`${N.hostVeth}@`)) sh('ip', ['link', 'del', N.hostVeth]);
+  // The host end goes with the namespace, asynchronously: delete it if it is still there.
+  try {
+    sh('ip', ['link', 'del', N.hostVeth]);
+  } catch (err) {
+    if (!/Cannot find device/.test((err as Error).message)) throw err;
+  }
   if (sh('nft', ['list', 'tables']).split('\n').includes(`table inet ${N.guardTable}`))
     sh('nft', ['delete', 'table', 'inet', N.guardTable]);
+  // `ip netns add` made /run/netns a mount point; when no namespace is left, undo that.
+  if (existsSync(NETNS_DIR) && readdirSync(NETNS_DIR).length === 0) {
+    if (readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${NETNS_DIR} `)) sh('umount', [NETNS_DIR]);
+    rmdirSync(NETNS_DIR);
+  }
 }
+
+const NETNS_DIR = '/run/netns';

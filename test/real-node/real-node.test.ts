@@ -1,0 +1,408 @@
+// The operator as users run it, on a real node: the image built by `npm run image`, the
+// committed deploy/aiops-operator.yaml applied with kubectl (plus the documented patch:
+// the real node's toleration and where Prometheus is), real pods healed by it, leader
+// failover after kill -9, and a network that never leaves the machine. One cluster of its
+// own (no kwok nodes) for the whole file: a machine runs one real node at a time.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { buildOperatorImage } from '../../scripts/image.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../../scripts/lib/prometheus.ts';
+import { startCluster, type Cluster } from '../harness/cluster.ts';
+import { defaultBinDir } from '../harness/paths.ts';
+import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.ts';
+import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
+import { inNode } from '../harness/real-node/network.ts';
+import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { kubectlWith, machineSnapshot, podProcesses, until } from './support.ts';
+
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
+const unavailable = realNodeUnavailable(defaultBinDir());
+const NS = 'aiops-system';
+const APP_NS = 'shop';
+const GAUGE = 'shop_load';
+
+interface PodView {
+  metadata: { name: string; uid: string; labels?: Record<string, string> };
+  spec: { nodeName?: string };
+  status: {
+    phase?: string;
+    podIP?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; restartCount: number; ready: boolean }[];
+  };
+}
+
+describe('real node', { skip: unavailable ?? false, concurrency: false, timeout: 900_000 }, () => {
+  let cluster: Cluster;
+  let kubectl: ReturnType<typeof kubectlWith>;
+  let prometheus: Prometheus;
+  let exporter: Exporter;
+  let before0: Record<string, unknown>;
+  let image: string;
+  const stoppers: (() => Promise<void>)[] = [];
+
+  const pods = (ns: string, selector: string): PodView[] =>
+    (JSON.parse(kubectl(['get', 'pods', '-n', ns, '-l', selector, '-o', 'json'])) as { items: PodView[] })
+      .items;
+  const ready = (p: PodView): boolean =>
+    p.status.phase === 'Running' &&
+    (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const runningOnNode = (ns: string, selector: string, n: number): Promise<PodView[]> =>
+    until(`${n} Ready pods ${selector} in ${ns}`, () => {
+      const ps = pods(ns, selector).filter((p) => ready(p) && p.spec.nodeName === REAL_NODE_NAME);
+      return ps.length === n && pods(ns, selector).length === n ? ps : undefined;
+    });
+
+  before(async () => {
+    before0 = machineSnapshot();
+    image = buildOperatorImage({ log: () => undefined });
+    ensureDemoWebImage();
+    cluster = await startCluster({ realNode: true, nodes: 0, images: [image, DEMO_WEB_IMAGE] });
+    stoppers.push(() => cluster.stop());
+    kubectl = kubectlWith(cluster.kubeconfigPath);
+    exporter = await startExporter();
+    stoppers.push(() => exporter.close());
+    prometheus = await startPrometheus([exporter.address], 30_000, NODE_NET.hostIP);
+    stoppers.push(() => prometheus.stop());
+  });
+  after(async () => {
+    for (const stop of stoppers.reverse()) await stop();
+  });
+
+  it('keeps the node network inside the machine: no default route, guards, no nameserver for pods', () => {
+    const routes = inNode('ip', ['route', 'show']);
+    assert.doesNotMatch(routes, /^default/m, 'the node namespace has no default route');
+    assert.throws(() => inNode('ip', ['route', 'get', '192.0.2.1']), /unreachable/i);
+    const hostRoutes = execFileSync('ip', ['route', 'show', 'dev', NODE_NET.hostVeth], { encoding: 'utf8' });
+    assert.deepEqual(
+      hostRoutes
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[0])
+        .sort(),
+      ['10.0.0.0/24', '10.250.0.0/24', NODE_NET.podCIDR].sort(),
+      'the host routes only the Service CIDR, the link and the pod CIDR to the node',
+    );
+    assert.match(
+      execFileSync('nft', ['list', 'table', 'inet', NODE_NET.guardTable], { encoding: 'utf8' }),
+      /drop/,
+    );
+    assert.match(inNode('nft', ['list', 'table', 'inet', NODE_NET.guardTable]), /policy drop/);
+    assert.equal(
+      readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(),
+      before0['ipForward'],
+      'host forwarding unchanged',
+    );
+  });
+
+  it('runs real pods: a Deployment of demo-web serves HTTP through its ClusterIP, with no nameserver inside', async () => {
+    kubectl(['create', 'namespace', APP_NS]);
+    kubectl(['apply', '-n', APP_NS, '-f', '-'], JSON.stringify(webDeployment(2)));
+    kubectl(['expose', 'deployment', 'web', '-n', APP_NS, '--port=80', '--target-port=8080']);
+    const [pod] = await runningOnNode(APP_NS, 'app=web', 2);
+    assert.ok(pod);
+    const httpd = podProcesses(pod.metadata.uid).filter((p) => p.cmdline.includes('httpd'));
+    assert.equal(httpd.length, 1, 'one real httpd process on the host for the pod');
+    const resolv = kubectl(['exec', '-n', APP_NS, pod.metadata.name, '--', 'cat', '/etc/resolv.conf']);
+    assert.doesNotMatch(resolv, /nameserver/, 'pods get no nameserver');
+    const clusterIP = kubectl(['get', 'svc', 'web', '-n', APP_NS, '-o', 'jsonpath={.spec.clusterIP}']);
+    const body = await until('the Service to answer', () => get(`http://${clusterIP}/`));
+    assert.equal(body, 'demo-web\n');
+  });
+
+  it('installs with kubectl apply -f deploy/aiops-operator.yaml; the operator Pod runs the image, serves its probes and the webhook', async () => {
+    kubectl(['apply', '-f', join(root, 'deploy/aiops-operator.yaml')]);
+    kubectl([
+      '-n',
+      NS,
+      'patch',
+      'deployment',
+      'aiops-operator',
+      '--type=json',
+      '-p',
+      JSON.stringify(installPatch(prometheus.url)),
+    ]);
+    const ops = await runningOnNode(NS, 'app.kubernetes.io/name=aiops-operator', 2);
+    for (const p of ops) {
+      const procs = podProcesses(p.metadata.uid);
+      assert.ok(
+        procs.some(
+          (x) => x.cmdline === 'node dist/operator.mjs' || x.cmdline.startsWith('node dist/operator.mjs '),
+        ),
+        JSON.stringify(procs),
+      );
+      const uid = readFileSync(
+        `/proc/${procs.find((x) => x.cmdline.startsWith('node'))?.pid}/status`,
+        'utf8',
+      ).match(/^Uid:\s+(\d+)/m)?.[1];
+      assert.equal(uid, '1000', 'the operator runs as the image user 1000, not root');
+    }
+    const image0 = kubectl([
+      '-n',
+      NS,
+      'get',
+      'deploy',
+      'aiops-operator',
+      '-o',
+      'jsonpath={.spec.template.spec.containers[0].image}',
+    ]);
+    assert.equal(image0, image);
+    const secret = JSON.parse(
+      kubectl(['-n', NS, 'get', 'secret', 'aiops-webhook-service-cert', '-o', 'json']),
+    ) as { data: Record<string, string> };
+    const crdCA = await until(
+      'the CRD caBundle',
+      () =>
+        kubectl([
+          'get',
+          'crd',
+          'aitasks.aiops.example.com',
+          '-o',
+          'jsonpath={.spec.conversion.webhook.clientConfig.caBundle}',
+        ]) || undefined,
+    );
+    assert.ok(Object.values(secret.data).includes(crdCA), 'the CRD trusts the CA in the operator Secret');
+    const rules = kubectl(['auth', 'can-i', '--list', `--as=system:serviceaccount:${NS}:aiops-operator`]);
+    assert.match(rules, /aitasks\.aiops\.example\.com/);
+    assert.equal(
+      kubectl(
+        [
+          'auth',
+          'can-i',
+          'delete',
+          'secrets',
+          '-n',
+          'kube-system',
+          `--as=system:serviceaccount:${NS}:aiops-operator`,
+        ],
+        undefined,
+      ).trim() === 'yes',
+      false,
+    );
+  });
+
+  it('converts through the operator Pod behind its Service: created at v1alpha1, read at v1 and v2', async () => {
+    const task = {
+      apiVersion: 'aiops.example.com/v1alpha1',
+      kind: 'AITask',
+      metadata: { name: 'old-style', namespace: APP_NS },
+      spec: { target: 'web', threshold: 90, action: 'Noop', interval: '30s' },
+    };
+    await until('a v1alpha1 create through the webhook', () =>
+      kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+    );
+    const v1 = JSON.parse(
+      kubectl(['get', 'aitasks.v1.aiops.example.com', 'old-style', '-n', APP_NS, '-o', 'json']),
+    ) as { spec: { targetDeployment: string; threshold: number } };
+    assert.equal(v1.spec.targetDeployment, 'web');
+    assert.equal(v1.spec.threshold, 0.9);
+    const v2 = JSON.parse(
+      kubectl(['get', 'aitasks.v2.aiops.example.com', 'old-style', '-n', APP_NS, '-o', 'json']),
+    ) as { spec: { target: { name: string } } };
+    assert.equal(v2.spec.target.name, 'web');
+    kubectl(['delete', 'aitask', 'old-style', '-n', APP_NS, '--wait=true', '--timeout=60s']);
+  });
+
+  it('heals real pods: RestartPod evicts one and a new process replaces it; ScaleUp and ScaleDown change the running processes', async () => {
+    const before1 = await runningOnNode(APP_NS, 'app=web', 2);
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
+    kubectl(['apply', '-f', '-'], JSON.stringify(task('RestartPod')));
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
+    const uids = new Set(before1.map((p) => p.metadata.uid));
+    const after1 = await until('a replaced pod', () => {
+      const now = pods(APP_NS, 'app=web').filter(ready);
+      return now.length === 2 &&
+        now.some((p) => !uids.has(p.metadata.uid)) &&
+        now.filter((p) => uids.has(p.metadata.uid)).length === 1
+        ? now
+        : undefined;
+    });
+    const fresh = after1.find((p) => !uids.has(p.metadata.uid));
+    assert.ok(
+      fresh && podProcesses(fresh.metadata.uid).some((p) => p.cmdline.includes('httpd')),
+      'the replacement runs a new httpd',
+    );
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
+    await until('the RestartPod decision recorded as executed', () =>
+      lastDecision().executed === true ? true : undefined,
+    );
+
+    kubectl(['apply', '-f', '-'], JSON.stringify(task('ScaleUp')));
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
+    const three = await runningOnNode(APP_NS, 'app=web', 3);
+    assert.equal(
+      three.flatMap((p) => podProcesses(p.metadata.uid)).filter((p) => p.cmdline.includes('httpd')).length,
+      3,
+    );
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
+
+    kubectl(['apply', '-f', '-'], JSON.stringify(task('ScaleDown')));
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
+    await runningOnNode(APP_NS, 'app=web', 2);
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
+    const replicas = Number(
+      kubectl(['get', 'deploy', 'web', '-n', APP_NS, '-o', 'jsonpath={.spec.replicas}']),
+    );
+    assert.ok(replicas >= 2 && replicas <= 3, `within min/max: ${replicas}`);
+  });
+
+  it('fails over: kill -9 of the leader process → the standby leads within the lease, nothing is done twice, the kubelet restarts the container', async () => {
+    const lease = (): { holderIdentity?: string; leaseTransitions?: number } =>
+      (
+        JSON.parse(kubectl(['get', 'lease', '-n', NS, '-o', 'json'])) as {
+          items: { spec: { holderIdentity?: string; leaseTransitions?: number } }[];
+        }
+      ).items[0]?.spec ?? {};
+    const leader0 = await until('a leader', () => lease().holderIdentity);
+    const leaderPod = pods(NS, 'app.kubernetes.io/name=aiops-operator').find((p) =>
+      leader0.startsWith(p.metadata.name),
+    );
+    assert.ok(leaderPod, `leader ${leader0} is one of the operator pods`);
+    const proc = podProcesses(leaderPod.metadata.uid).find((p) => p.cmdline.startsWith('node'));
+    assert.ok(proc);
+    const restarts0 = leaderPod.status.containerStatuses?.[0]?.restartCount ?? 0;
+    const decisionsBefore = actionEvents();
+    process.kill(proc.pid, 'SIGKILL');
+    const t0 = Date.now();
+    const leader1 = await until(
+      'a new leader',
+      () => {
+        const h = lease().holderIdentity;
+        return h !== undefined && h !== leader0 ? h : undefined;
+      },
+      60_000,
+    );
+    const took = Date.now() - t0;
+    assert.ok(took < 30_000, `standby took over in ${took} ms (lease 15 s + renew)`);
+    assert.notEqual(leader1, leader0);
+    await until('the kubelet to restart the killed container', () => {
+      const p = pods(NS, 'app.kubernetes.io/name=aiops-operator').find(
+        (x) => x.metadata.uid === leaderPod.metadata.uid,
+      );
+      return (p?.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts0 && p && ready(p)
+        ? true
+        : undefined;
+    });
+    assert.deepEqual(actionEvents(), decisionsBefore, 'no action repeated by the new leader');
+  });
+
+  it('deleting the AITask completes (finalizer run by the operator in the Pod)', () => {
+    kubectl(['delete', 'aitask', 'web-heal', '-n', APP_NS, '--wait=true', '--timeout=60s']);
+    assert.match(
+      kubectl(['get', 'aitasks', '-n', APP_NS]) + kubectl(['get', 'aitasks', '-n', APP_NS, '-o', 'name']),
+      /^(No resources found.*)?$/s,
+    );
+  });
+
+  it('tears down leaving no namespace, link, route, table, chain, mount, cgroup or changed sysctl', async () => {
+    for (const stop of stoppers.splice(0).reverse()) await stop();
+    assert.deepEqual(machineSnapshot(), before0);
+  });
+
+  function task(action: 'RestartPod' | 'ScaleUp' | 'ScaleDown'): object {
+    return {
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name: 'web-heal', namespace: APP_NS },
+      spec: {
+        target: { kind: 'Deployment', name: 'web' },
+        trigger: { query: `${GAUGE}{namespace="${APP_NS}",deployment="web"}`, threshold: 0.8 },
+        remediation: { action, scale: { step: 1, minReplicas: 2, maxReplicas: 3 }, cooldownSeconds: 0 },
+        intervalSeconds: 10,
+      },
+    };
+  }
+  function lastDecision(): { executed?: boolean; action?: string } {
+    return (
+      (
+        JSON.parse(
+          kubectl(['get', 'aitasks.v2.aiops.example.com', 'web-heal', '-n', APP_NS, '-o', 'json']),
+        ) as {
+          status?: { lastDecision?: { executed?: boolean; action?: string } };
+        }
+      ).status?.lastDecision ?? {}
+    );
+  }
+  function actionEvents(): string[] {
+    const list = JSON.parse(kubectl(['get', 'events', '-n', APP_NS, '-o', 'json'])) as {
+      items: {
+        reason: string;
+        count?: number;
+        metadata: { uid: string };
+        involvedObject: { kind: string };
+      }[];
+    };
+    return list.items
+      .filter((e) => e.involvedObject.kind === 'AITask' && /Executed|Evicted|Scaled/i.test(e.reason))
+      .map((e) => `${e.metadata.uid}:${e.reason}:${e.count ?? 1}`)
+      .sort();
+  }
+});
+
+/** demo-web: busybox httpd, pinned to the real node by label and toleration. */
+function webDeployment(replicas: number): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          nodeSelector: { 'aiops.example.com/real-node': 'true' },
+          tolerations: [REAL_NODE_TOLERATION],
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'web',
+              image: DEMO_WEB_IMAGE,
+              imagePullPolicy: 'Never',
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The README's patch for the harness's real node: tolerate its taint, and point the
+ * operator at the Prometheus the test runs on the host end of the node's link.
+ */
+function installPatch(prometheusUrl: string): object[] {
+  return [
+    { op: 'add', path: '/spec/template/spec/tolerations', value: [REAL_NODE_TOLERATION] },
+    {
+      op: 'add',
+      path: '/spec/template/spec/containers/0/args/-',
+      value: `--prometheus-url=${prometheusUrl}`,
+    },
+  ];
+}
+
+/** GET `url` (2 s timeout); resolves the body of a 200, undefined otherwise. */
+function get(url: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: 2000 }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve(res.statusCode === 200 ? body : undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+  });
+}

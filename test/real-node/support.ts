@@ -1,0 +1,96 @@
+// Helpers of the real-node suites: kubectl against the suite's own cluster, the host
+// processes of a pod's containers (found through the kubelet's cgroups), and a snapshot of
+// the machine state the real node must leave as it found it.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-node/host-state.ts';
+import { CGROUP_ROOT } from '../harness/real-node/layout.ts';
+
+/** kubectl with `kubeconfig`; returns stdout, throws with stderr. `input` goes to stdin. */
+export function kubectlWith(kubeconfig: string) {
+  return (args: readonly string[], input?: string): string => {
+    try {
+      return execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], {
+        encoding: 'utf8',
+        stdio: ['pipe', 'pipe', 'pipe'],
+        ...(input !== undefined ? { input } : {}),
+      });
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new Error(`kubectl ${args.join(' ')}: ${(e.stderr ?? e.message).trim()}`, { cause: err });
+    }
+  };
+}
+
+/** Polls `check` every 250 ms until it returns a value other than undefined (default 120 s). */
+export async function until<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = '';
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    await sleep(250);
+  }
+}
+
+/** Host pids in the cgroup of pod `uid` (its sandbox and containers), from the pids hierarchy. */
+export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
+  const pidsRoot = cgroupHierarchies().find((h) => h.endsWith('/pids'));
+  if (pidsRoot === undefined) return [];
+  const out: { pid: number; cmdline: string }[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      const sub = `${dir}/${e.name}`;
+      if (e.name === `pod${uid}`)
+        for (const c of readdirSync(sub, { withFileTypes: true }).filter((d) => d.isDirectory()))
+          for (const line of readFileSync(`${sub}/${c.name}/cgroup.procs`, 'utf8').split('\n'))
+            if (line !== '')
+              try {
+                out.push({
+                  pid: Number(line),
+                  cmdline: readFileSync(`/proc/${line}/cmdline`, 'utf8').replaceAll('\0', ' ').trim(),
+                });
+              } catch {
+                // exited meanwhile
+              }
+            else walk(sub);
+    }
+  };
+  walk(`${pidsRoot}/${CGROUP_ROOT}`);
+  return out;
+}
+
+/** What must be identical before a real node starts and after it is torn down. */
+export function machineSnapshot(): Record<string, unknown> {
+  const run = (cmd: string, args: string[]): string => execFileSync(cmd, args, { encoding: 'utf8' });
+  return {
+    netns: run('ip', ['netns', 'list']).trim(),
+    links: run('ip', ['-o', 'link', 'show'])
+      .split('\n')
+      .map((l) => l.split(':')[1]?.trim())
+      .filter(Boolean),
+    routes: run('ip', ['route', 'show']).trim(),
+    nftTables: run('nft', ['list', 'tables']).trim(),
+    iptablesChains: run('iptables-save', [])
+      .split('\n')
+      .filter((l) => l.startsWith(':')),
+    mounts: mountsUnder('/run').concat(mountsUnder('/var/lib')).concat(mountsUnder('/tmp')),
+    cgroups: cgroupHierarchies().flatMap((h) =>
+      readdirSync(h).filter((d) => d.startsWith(CGROUP_ROOT) || d === 'kubepods'),
+    ),
+    sysctls: readSysctls(),
+    ipForward: readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(),
+  };
+}
