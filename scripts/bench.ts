@@ -2,15 +2,21 @@
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
-// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator (default: all)
+// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, deployed (default: all)
 
 import { startEnvironment } from '../test/support/environment.ts';
 import { bench as conversion } from '../test/bench/conversion.ts';
 import { bench as plugin } from '../plugin/bench.ts';
 import { bench as operator } from '../operator/bench.ts';
+import { bench as deployed } from '../test/bench/deployed.ts';
 import type { Environment } from '../test/support/environment.ts';
 
-const sections: Record<string, (env: Environment) => Promise<void>> = { conversion, plugin, operator };
+const sections: Record<string, (env: Environment) => Promise<void>> = {
+  conversion,
+  plugin,
+  operator,
+  deployed,
+};
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((s) => !(s in sections));

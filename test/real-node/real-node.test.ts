@@ -4,12 +4,13 @@
 // failover after kill -9, and a network that never leaves the machine. One cluster of its
 // own (no kwok nodes) for the whole file: a machine runs one real node at a time.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { fromYaml } from '../../api/yaml.ts';
 import { buildOperatorImage } from '../../scripts/image.ts';
 import {
   startExporter,
@@ -30,6 +31,22 @@ const unavailable = realNodeUnavailable(defaultBinDir());
 const NS = 'aiops-system';
 const APP_NS = 'shop';
 const GAUGE = 'shop_load';
+
+interface Binding {
+  metadata: { name: string; namespace?: string };
+  roleRef: { kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+interface BindingRules {
+  binding: string;
+  rules: unknown;
+}
+interface Manifest {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  roleRef?: { kind: string; name: string };
+  rules?: unknown[];
+}
 
 interface PodView {
   metadata: { name: string; uid: string; labels?: Record<string, string> };
@@ -113,7 +130,16 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.ok(pod);
     const httpd = podProcesses(pod.metadata.uid).filter((p) => p.cmdline.includes('httpd'));
     assert.equal(httpd.length, 1, 'one real httpd process on the host for the pod');
-    const resolv = kubectl(['exec', '-n', APP_NS, pod.metadata.name, '--', 'cat', '/etc/resolv.conf']);
+    const resolv = kubectl([
+      'exec',
+      '-n',
+      APP_NS,
+      pod.metadata.name,
+      '--',
+      '/bin/busybox',
+      'cat',
+      '/etc/resolv.conf',
+    ]);
     assert.doesNotMatch(resolv, /nameserver/, 'pods get no nameserver');
     const clusterIP = kubectl(['get', 'svc', 'web', '-n', APP_NS, '-o', 'jsonpath={.spec.clusterIP}']);
     const body = await until('the Service to answer', () => get(`http://${clusterIP}/`));
@@ -172,23 +198,15 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
         ]) || undefined,
     );
     assert.ok(Object.values(secret.data).includes(crdCA), 'the CRD trusts the CA in the operator Secret');
-    const rules = kubectl(['auth', 'can-i', '--list', `--as=system:serviceaccount:${NS}:aiops-operator`]);
-    assert.match(rules, /aitasks\.aiops\.example\.com/);
-    assert.equal(
-      kubectl(
-        [
-          'auth',
-          'can-i',
-          'delete',
-          'secrets',
-          '-n',
-          'kube-system',
-          `--as=system:serviceaccount:${NS}:aiops-operator`,
-        ],
-        undefined,
-      ).trim() === 'yes',
-      false,
+    assert.deepEqual(
+      bindingsOf('aiops-operator'),
+      manifestBindings(),
+      "the ServiceAccount has exactly the manifest's RBAC",
     );
+    assert.equal(canI(['update', 'deployments', '--subresource=scale', '-n', APP_NS]), true);
+    assert.equal(canI(['create', 'pods', '--subresource=eviction', '-n', APP_NS]), true);
+    assert.equal(canI(['delete', 'secrets', '-n', 'kube-system']), false);
+    assert.equal(canI(['create', 'clusterrolebindings']), false);
   });
 
   it('converts through the operator Pod behind its Service: created at v1alpha1, read at v1 and v2', async () => {
@@ -272,6 +290,10 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.ok(proc);
     const restarts0 = leaderPod.status.containerStatuses?.[0]?.restartCount ?? 0;
     const decisionsBefore = actionEvents();
+    assert.ok(
+      decisionsBefore.length >= 3,
+      `the actions of the healing test are Events: ${decisionsBefore.join(', ')}`,
+    );
     process.kill(proc.pid, 'SIGKILL');
     const t0 = Date.now();
     const leader1 = await until(
@@ -322,6 +344,63 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       },
     };
   }
+  /** `kubectl auth can-i` as the operator's ServiceAccount (exit 0 yes, 1 no). */
+  function canI(args: readonly string[]): boolean {
+    const r = spawnSync(
+      'kubectl',
+      [
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+        'auth',
+        'can-i',
+        ...args,
+        `--as=system:serviceaccount:${NS}:aiops-operator`,
+      ],
+      { encoding: 'utf8' },
+    );
+    if (r.status === 0 && r.stdout.trim() === 'yes') return true;
+    if (r.status === 1 && r.stdout.trim() === 'no') return false;
+    throw new Error(`kubectl auth can-i ${args.join(' ')}: exit ${String(r.status)} ${r.stdout}${r.stderr}`);
+  }
+  /** Every (Cluster)RoleBinding naming the ServiceAccount, with the rules of its role, as on the server. */
+  function bindingsOf(sa: string): BindingRules[] {
+    const out: BindingRules[] = [];
+    for (const kind of ['clusterrolebindings', 'rolebindings']) {
+      const list = JSON.parse(kubectl(['get', kind, '-A', '-o', 'json'])) as { items: Binding[] };
+      for (const b of list.items.filter((x) =>
+        (x.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === NS),
+      )) {
+        const roleKind = b.roleRef.kind === 'ClusterRole' ? 'clusterrole' : 'role';
+        const role = JSON.parse(
+          kubectl([
+            'get',
+            roleKind,
+            b.roleRef.name,
+            ...(roleKind === 'role' ? ['-n', b.metadata.namespace ?? ''] : []),
+            '-o',
+            'json',
+          ]),
+        ) as { rules: unknown[] };
+        out.push({ binding: `${kind}/${b.metadata.namespace ?? ''}/${b.metadata.name}`, rules: role.rules });
+      }
+    }
+    return out.sort((a, b) => a.binding.localeCompare(b.binding));
+  }
+  /** The same, from deploy/aiops-operator.yaml. */
+  function manifestBindings(): BindingRules[] {
+    const docs = readFileSync(join(root, 'deploy/aiops-operator.yaml'), 'utf8')
+      .split(/^---$/m)
+      .filter((d) => d.replace(/^#.*$/gm, '').trim() !== '')
+      .map((d) => fromYaml(d))
+      .filter((d): d is Manifest => typeof d === 'object' && d !== null);
+    return docs
+      .filter((d) => d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding')
+      .map((b) => {
+        const role = docs.find((d) => d.kind === b.roleRef?.kind && d.metadata.name === b.roleRef.name);
+        const kind = b.kind === 'ClusterRoleBinding' ? 'clusterrolebindings' : 'rolebindings';
+        return { binding: `${kind}/${b.metadata.namespace ?? ''}/${b.metadata.name}`, rules: role?.rules };
+      })
+      .sort((x, y) => x.binding.localeCompare(y.binding));
+  }
   function lastDecision(): { executed?: boolean; action?: string } {
     return (
       (
@@ -343,7 +422,10 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       }[];
     };
     return list.items
-      .filter((e) => e.involvedObject.kind === 'AITask' && /Executed|Evicted|Scaled/i.test(e.reason))
+      .filter(
+        (e) =>
+          e.involvedObject.kind === 'AITask' && /^(RestartPod|ScaleUp|ScaleDown|CordonNode)$/.test(e.reason),
+      )
       .map((e) => `${e.metadata.uid}:${e.reason}:${e.count ?? 1}`)
       .sort();
   }

@@ -53,19 +53,20 @@ export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (!e.isDirectory()) continue;
       const sub = `${dir}/${e.name}`;
-      if (e.name === `pod${uid}`)
-        for (const c of readdirSync(sub, { withFileTypes: true }).filter((d) => d.isDirectory()))
-          for (const line of readFileSync(`${sub}/${c.name}/cgroup.procs`, 'utf8').split('\n'))
-            if (line !== '')
-              try {
-                out.push({
-                  pid: Number(line),
-                  cmdline: readFileSync(`/proc/${line}/cmdline`, 'utf8').replaceAll('\0', ' ').trim(),
-                });
-              } catch {
-                // exited meanwhile
-              }
-            else walk(sub);
+      if (e.name !== `pod${uid}`) {
+        walk(sub);
+        continue;
+      }
+      for (const c of readdirSync(sub, { withFileTypes: true }).filter((d) => d.isDirectory()))
+        for (const line of readFileSync(`${sub}/${c.name}/cgroup.procs`, 'utf8').split('\n')) {
+          if (line === '') continue;
+          try {
+            const cmdline = readFileSync(`/proc/${line}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+            out.push({ pid: Number(line), cmdline });
+          } catch {
+            // exited meanwhile
+          }
+        }
     }
   };
   walk(`${pidsRoot}/${CGROUP_ROOT}`);

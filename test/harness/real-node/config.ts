@@ -100,7 +100,7 @@ export function kubeletConfig(p: NodePaths, clientCA: string): string {
       failSwapOn: false,
       // Root here cannot lower oom_score_adj (no CAP_SYS_RESOURCE).
       oomScoreAdj: 0,
-      // Empty: pods get no nameserver, so no DNS query can leave the machine.
+      // Options only: pods get no nameserver, so no DNS query can leave the machine.
       resolvConf: p.resolvConf,
       clusterDomain: 'cluster.local',
       // Images are loaded locally and cannot be pulled again: never garbage-collect them.

@@ -109,7 +109,8 @@ async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
   writeFileSync(p.containerdConfig, containerdConfig(p));
   writeFileSync(join(p.cniConfDir, '10-aiops.conflist'), cniConfig(p));
   writeFileSync(p.kubeletConfig, kubeletConfig(p, ctx.pki.clientCaCert));
-  writeFileSync(p.resolvConf, '');
+  // No nameserver line: with none at all containerd would copy the host's resolv.conf.
+  writeFileSync(p.resolvConf, '# no nameserver: DNS queries cannot leave the machine\noptions timeout:1 attempts:1\n');
   const server = `https://${NODE_NET.hostIP}:${ctx.apiserverPort}`;
   const kc = (id: (typeof CLIENT_IDENTITIES)['kubelet' | 'kubeProxy']) => {
     const { cert, key } = ctx.pki.clientCert(id);
