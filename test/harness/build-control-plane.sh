@@ -11,7 +11,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,8 +58,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -88,5 +88,18 @@ if [[ "$what" == opm || "$what" == validators ]]; then
   build opm opm -- -tags=json1,containers_image_openpgp \
     -ldflags "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$v" \
     github.com/operator-framework/operator-registry/cmd/opm
+fi
+# OLM v0: olm-operator and catalog-operator, plus its CRDs from the same module version
+# (deploy/chart/crds, applied server-side by the harness) copied next to the binaries.
+if [[ "$what" == olm ]]; then
+  build olm olm catalog -- -tags=containers_image_openpgp \
+    github.com/operator-framework/operator-lifecycle-manager/cmd/olm \
+    github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
+  dest="$BIN/olm-$(key olm)"
+  if [[ ! -d "$dest/crds" ]]; then
+    src="$(cd "$HERE/tools/olm" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)"
+    rm -rf "$dest/crds.tmp"; cp -r "$src/deploy/chart/crds" "$dest/crds.tmp"; chmod -R u+w "$dest/crds.tmp"; mv "$dest/crds.tmp" "$dest/crds"
+  fi
+  ln -sfn "$dest/crds" "$BIN/olm-crds"
 fi
 echo "$BIN"

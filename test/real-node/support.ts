@@ -87,7 +87,8 @@ export function machineSnapshot(): Record<string, unknown> {
     iptablesChains: run('iptables-save', [])
       .split('\n')
       .filter((l) => l.startsWith(':')),
-    mounts: mountsUnder('/run').concat(mountsUnder('/var/lib')).concat(mountsUnder('/tmp')),
+    // Where a node could leave mounts: netns handles, cluster dirs, default kubelet/containerd/CNI dirs.
+    mounts: ['/run', '/tmp', '/var/lib/kubelet', '/var/lib/containerd', '/var/lib/cni'].flatMap(mountsUnder),
     cgroups: cgroupHierarchies().flatMap((h) =>
       readdirSync(h).filter((d) => d.startsWith(CGROUP_ROOT) || d === 'kubepods'),
     ),
