@@ -64,25 +64,33 @@ const NODE_GUARD = `table inet ${N.guardTable} {
 /**
  * Creates the namespace, the veth pair, addresses, routes and guards, and turns on IPv4
  * forwarding inside the node namespace (a per-namespace sysctl; the host's is untouched).
- * Throws if the namespace already exists (run `teardownNetwork` first).
+ * Returns false, changing nothing, when the namespace exists (another real node holds it).
+ * Any later failure removes what was made before it throws.
  */
-export function setupNetwork(): void {
-  if (existsSync(netnsPath()))
-    throw new Error(
-      `network namespace ${N.netns} exists: another real node runs (or a stale one: npm run cluster -- down)`,
-    );
-  sh('ip', ['netns', 'add', N.netns]);
-  sh('ip', ['link', 'add', N.hostVeth, 'type', 'veth', 'peer', 'name', N.nodeVeth, 'netns', N.netns]);
-  sh('ip', ['addr', 'add', `${N.hostIP}/${N.linkPrefix}`, 'dev', N.hostVeth]);
-  sh('ip', ['link', 'set', N.hostVeth, 'up']);
-  sh('ip', ['-n', N.netns, 'addr', 'add', `${N.nodeIP}/${N.linkPrefix}`, 'dev', N.nodeVeth]);
-  sh('ip', ['-n', N.netns, 'link', 'set', N.nodeVeth, 'up']);
-  sh('ip', ['-n', N.netns, 'link', 'set', 'lo', 'up']);
-  for (const cidr of [N.podCIDR, SERVICE_CIDR])
-    sh('ip', ['route', 'add', cidr, 'via', N.nodeIP, 'dev', N.hostVeth]);
-  sh('nft', ['-f', '-'], HOST_GUARD);
-  inNode('nft', ['-f', '-'], NODE_GUARD);
-  inNode('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
+export function setupNetwork(): boolean {
+  try {
+    sh('ip', ['netns', 'add', N.netns]);
+  } catch (err) {
+    if (/File exists/.test((err as Error).message)) return false;
+    throw err;
+  }
+  try {
+    sh('ip', ['link', 'add', N.hostVeth, 'type', 'veth', 'peer', 'name', N.nodeVeth, 'netns', N.netns]);
+    sh('ip', ['addr', 'add', `${N.hostIP}/${N.linkPrefix}`, 'dev', N.hostVeth]);
+    sh('ip', ['link', 'set', N.hostVeth, 'up']);
+    sh('ip', ['-n', N.netns, 'addr', 'add', `${N.nodeIP}/${N.linkPrefix}`, 'dev', N.nodeVeth]);
+    sh('ip', ['-n', N.netns, 'link', 'set', N.nodeVeth, 'up']);
+    sh('ip', ['-n', N.netns, 'link', 'set', 'lo', 'up']);
+    for (const cidr of [N.podCIDR, SERVICE_CIDR])
+      sh('ip', ['route', 'add', cidr, 'via', N.nodeIP, 'dev', N.hostVeth]);
+    sh('nft', ['-f', '-'], HOST_GUARD);
+    inNode('nft', ['-f', '-'], NODE_GUARD);
+    inNode('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
+    return true;
+  } catch (err) {
+    teardownNetwork();
+    throw err;
+  }
 }
 
 /**

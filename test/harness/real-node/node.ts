@@ -33,7 +33,7 @@ import {
 } from './host-state.ts';
 import { ensurePauseImage } from './images.ts';
 import { CGROUP_ROOT, NODE_NET, nodePaths, PAUSE_IMAGE, REAL_NODE_NAME } from './layout.ts';
-import { netnsPath, setupNetwork, teardownNetwork } from './network.ts';
+import { setupNetwork, teardownNetwork } from './network.ts';
 
 /** What startRealNode needs from the cluster being started. */
 export interface RealNodeContext {
@@ -110,7 +110,10 @@ async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
   writeFileSync(join(p.cniConfDir, '10-aiops.conflist'), cniConfig(p));
   writeFileSync(p.kubeletConfig, kubeletConfig(p, ctx.pki.clientCaCert));
   // No nameserver line: with none at all containerd would copy the host's resolv.conf.
-  writeFileSync(p.resolvConf, '# no nameserver: DNS queries cannot leave the machine\noptions timeout:1 attempts:1\n');
+  writeFileSync(
+    p.resolvConf,
+    '# no nameserver: DNS queries cannot leave the machine\noptions timeout:1 attempts:1\n',
+  );
   const server = `https://${NODE_NET.hostIP}:${ctx.apiserverPort}`;
   const kc = (id: (typeof CLIENT_IDENTITIES)['kubelet' | 'kubeProxy']) => {
     const { cert, key } = ctx.pki.clientCert(id);
@@ -120,6 +123,30 @@ async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
   await writeKubeconfig(p.proxyKubeconfig, kc(CLIENT_IDENTITIES.kubeProxy));
 }
 
+/** How long a real node waits for another one on this machine to go (env AIOPS_REAL_NODE_WAIT_MS). */
+const WAIT_MS = Number(process.env['AIOPS_REAL_NODE_WAIT_MS'] ?? 20 * 60_000);
+
+/**
+ * Creates the node network, waiting (polling every second, up to WAIT_MS) while another real
+ * node holds it: the namespace is the machine-wide lock, so test files that each start a real
+ * node run one after the other.
+ */
+async function acquireNetwork(log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  let said = false;
+  for (;;) {
+    if (setupNetwork()) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `network namespace ${NODE_NET.netns} is still held by another real node after ${WAIT_MS / 1000} s ` +
+          '(a stale one: npm run cluster -- down, or ip netns del aiops-node)',
+      );
+    if (!said) log('another real node runs on this machine: waiting for it to stop');
+    said = true;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 /**
  * Starts the real node and resolves once Node `aiops-node` is Ready with every image loaded.
  * On failure the caller's cluster teardown (stopRealNode) cleans up whatever was made.
@@ -127,16 +154,14 @@ async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
 export async function startRealNode(ctx: RealNodeContext): Promise<void> {
   const why = realNodeUnavailable(ctx.binDir);
   if (why !== undefined) throw new Error(`cannot start a real node: ${why}`);
-  if (existsSync(netnsPath()))
-    throw new Error(
-      `network namespace ${NODE_NET.netns} exists: another real node runs on this machine (npm run cluster -- down stops a persistent one)`,
-    );
   const p = nodePaths(ctx.dir);
   ensurePauseImage();
-  await writeNodeFiles(ctx);
+  mkdirSync(p.dir, { recursive: true });
+  await acquireNetwork(ctx.log);
+  // From here on this cluster owns the machine's real node: the host-state file says so.
   writeFileSync(p.hostState, JSON.stringify({ sysctls: readSysctls() }, null, 2));
+  await writeNodeFiles(ctx);
   createCgroups(CGROUP_ROOT);
-  setupNetwork();
   ctx.log(
     `real node network: namespace ${NODE_NET.netns}, link ${NODE_NET.hostIP} <-> ${NODE_NET.nodeIP}, pods ${NODE_NET.podCIDR}`,
   );
@@ -172,11 +197,11 @@ export async function startRealNode(ctx: RealNodeContext): Promise<void> {
  * Tears down the real node of cluster dir `dir` once the cluster's own processes (kubelet,
  * kube-proxy, containerd, forwarder) were stopped: kills containers and shims, unmounts,
  * removes the network namespace, guards, cgroups, and restores the saved sysctls.
- * Idempotent; a dir without a real node is a no-op.
+ * Idempotent; a no-op for a dir whose cluster never owned the real node.
  */
 export async function stopRealNode(dir: string): Promise<void> {
   const p = nodePaths(dir);
-  if (!existsSync(p.dir)) return;
+  if (!existsSync(p.hostState)) return; // never owned the machine's real node
   await killAll(() => [...new Set([...pidsInCgroups(CGROUP_ROOT), ...pidsMentioning(p.dir)])]);
   unmountUnder(p.dir);
   teardownNetwork();
