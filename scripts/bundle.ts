@@ -17,12 +17,15 @@ export function writeBundle(): void {
   if (typeof pkg.version !== 'string') throw new Error('package.json has no version');
   const files = renderRelease(pkg.version, RELEASES);
   for (const release of RELEASES.slice(0, -1)) {
-    const path = bundleBlobPath(release.version);
-    if (!existsSync(join(root, path))) {
-      throw new Error(
-        `${path} is missing: the catalog entry of released ${release.version} must stay committed`,
-      );
-    }
+    for (const path of [
+      bundleBlobPath(release.version),
+      bundleBlobPath(release.version, PATHS.inlineCatalog),
+    ])
+      if (!existsSync(join(root, path))) {
+        throw new Error(
+          `${path} is missing: the catalog entry of released ${release.version} must stay committed`,
+        );
+      }
   }
   rmSync(join(root, PATHS.manifests), { recursive: true, force: true });
   for (const [rel, content] of files) {

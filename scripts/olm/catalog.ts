@@ -96,3 +96,23 @@ export function bundleBlob(
     relatedImages: csv.spec.relatedImages,
   };
 }
+
+/**
+ * The olm.bundle blob of the current release with its manifests inline (olm.bundle.object
+ * properties, as `opm render <bundle dir>` writes them) and no bundle image: a catalog of
+ * these installs without OLM unpacking an image, which needs a registry and a container
+ * runtime for its unpack Job. What it installs is byte for byte what bundle/manifests holds.
+ */
+export function inlineBundleBlob(
+  release: Release,
+  csv: ClusterServiceVersion,
+  crd: CustomResourceDefinition,
+): Record<string, unknown> {
+  const blob = bundleBlob(release, csv, crd);
+  const object = (o: unknown) => ({
+    type: 'olm.bundle.object',
+    value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
+  });
+  const properties = (blob['properties'] as { type: string }[]).filter((p) => p.type !== 'olm.csv.metadata');
+  return { ...blob, image: '', properties: [...properties, object(csv), object(crd)] };
+}

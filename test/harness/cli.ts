@@ -7,13 +7,15 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { attachCluster, MARKER_FILE, startCluster } from './cluster.ts';
+import { olmUnavailable } from './olm.ts';
 import { probe } from './kube-http.ts';
 import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
 import { componentLiveness, readState, writeState } from './state.ts';
 
-const USAGE = `usage: npm run cluster -- <up [--real-node]|down|env|status>
+const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm]|down|env|status>
   up      build the binaries if missing, start the control plane detached, print export KUBECONFIG=...
           --real-node: also a real node (containerd + kubelet + kube-proxy; root, Debian packages)
+          --olm: also OLM, serving bundle/catalog-inline as CatalogSource olm/aiops-catalog
   down    stop every process recorded in the state file and remove the cluster dir
   env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)
   status  say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
@@ -29,9 +31,9 @@ function exportLine(path: string): string {
 }
 
 /** Runs build-control-plane.sh (its output goes to stderr); rejects on a non-zero exit. */
-function build(): Promise<void> {
+function build(what = 'all'): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [BUILD_SCRIPT, 'all'], { stdio: ['ignore', 2, 2] });
+    const child = spawn('bash', [BUILD_SCRIPT, what], { stdio: ['ignore', 2, 2] });
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code === 0) resolve();
@@ -46,7 +48,7 @@ async function running(dir: string): Promise<Awaited<ReturnType<typeof readState
   return state && componentLiveness(state).every((c) => c.running) ? state : undefined;
 }
 
-async function up(dir: string, realNode: boolean): Promise<number> {
+async function up(dir: string, realNode: boolean, olm: boolean): Promise<number> {
   const state = await readState(dir);
   if (state) {
     if (componentLiveness(state).every((c) => c.running)) {
@@ -60,6 +62,11 @@ async function up(dir: string, realNode: boolean): Promise<number> {
     await attachCluster(state).stop();
   }
   const binDir = defaultBinDir();
+  if (olm && olmUnavailable(binDir) !== undefined) {
+    err('building OLM and opm from Go modules (missing); this takes minutes');
+    await build('olm');
+    await build('validators');
+  }
   if (missingBinaries(binDir).length > 0) {
     err(
       `building control-plane binaries (missing: ${missingBinaries(binDir).join(', ')}); this takes minutes`,
@@ -83,6 +90,7 @@ async function up(dir: string, realNode: boolean): Promise<number> {
     log: err,
     signal: abort.signal,
     realNode,
+    olm,
   })
     .catch(async (e: unknown) => {
       if (abort.signal.aborted) {
@@ -141,10 +149,11 @@ async function status(dir: string): Promise<number> {
 /** Dispatches a subcommand and returns the exit code (2 = usage error). */
 export async function main(args: readonly string[]): Promise<number> {
   const dir = persistentClusterDir();
-  const realNode = args[0] === 'up' && args.length === 2 && args[1] === '--real-node';
-  switch (args.length === 1 || realNode ? args[0] : undefined) {
+  const flags = args.slice(1);
+  const upFlags = args[0] === 'up' && flags.every((f) => f === '--real-node' || f === '--olm');
+  switch (args.length === 1 || upFlags ? args[0] : undefined) {
     case 'up':
-      return up(dir, realNode);
+      return up(dir, flags.includes('--real-node'), flags.includes('--olm'));
     case 'down':
       return down(dir);
     case 'status':

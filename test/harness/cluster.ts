@@ -12,7 +12,8 @@ import type { ClusterPorts, ComponentContext } from './components.ts';
 import { kubeHttp, probe, type KubeHttp } from './kube-http.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { createNode, nodeName, nodeReady } from './nodes.ts';
-import { defaultBinDir, missingBinaries } from './paths.ts';
+import { defaultBinDir, HARNESS_DIR, missingBinaries } from './paths.ts';
+import { CATALOG_SOURCE, startOlm } from './olm.ts';
 import { CLIENT_IDENTITIES, createPki, readPem, type Pki } from './pki.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import {
@@ -46,7 +47,14 @@ export interface ClusterOptions {
   readonly realNode?: boolean;
   /** Local images (buildah storage) loaded into the real node's containerd. Default none. */
   readonly images?: readonly string[];
-  /** Deadline for the whole startup in ms. Default 60000 (180000 with a real node). */
+  /**
+   * Also run OLM (olm-operator, catalog-operator, their CRDs, the global OperatorGroup) and
+   * serve `catalogDir` (default: the project's bundle/catalog-inline) as CatalogSource
+   * olm/aiops-catalog. Default false.
+   */
+  readonly olm?: boolean;
+  readonly catalogDir?: string;
+  /** Deadline for the whole startup in ms. Default 60000 (240000 with a real node or OLM). */
   readonly timeoutMs?: number;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
@@ -185,7 +193,7 @@ const ok = (status: number): true | undefined => (status === 200 ? true : undefi
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const t0 = Date.now();
-  const deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true ? 180_000 : 60_000));
+  const deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true || opts.olm === true ? 240_000 : 60_000));
   const log = opts.log ?? ((): void => undefined);
   const binDir = opts.binDir ?? defaultBinDir();
   const missing = missingBinaries(binDir);
@@ -272,6 +280,20 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         images: opts.images ?? [],
       });
       log(`real node ${REAL_NODE_NAME} Ready after ${Date.now() - t0} ms`);
+    }
+    if (opts.olm === true) {
+      await startOlm({
+        binDir,
+        kubeconfigPath,
+        api,
+        start,
+        wait,
+        log,
+        catalogDir: opts.catalogDir ?? join(HARNESS_DIR, '../../bundle/catalog-inline'),
+      });
+      log(
+        `OLM and CatalogSource ${CATALOG_SOURCE.namespace}/${CATALOG_SOURCE.name} ready after ${Date.now() - t0} ms`,
+      );
     }
     const startupMs = Date.now() - t0;
     log(`cluster ready after ${startupMs} ms`);

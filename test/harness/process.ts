@@ -15,6 +15,8 @@ export interface ComponentSpec {
   readonly args: readonly string[];
   /** Network namespace handle (e.g. /run/netns/x) to run in, through `nsenter --net`; default: the host's. */
   readonly netns?: string;
+  /** Extra environment variables (added to this process's). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** The serialisable part of a running component (kept in the CLI state file). */
@@ -58,13 +60,15 @@ export function spawnComponent(spec: ComponentSpec, logDir: string, detached: bo
   let child: ChildProcess;
   try {
     // nsenter execs the binary, so the process keeps its pid and argv[0] is spec.binary.
+    const options = {
+      stdio: ['ignore', fd, fd] as ['ignore', number, number],
+      detached,
+      env: { ...process.env, ...spec.env },
+    };
     child =
       spec.netns === undefined
-        ? spawn(spec.binary, spec.args, { stdio: ['ignore', fd, fd], detached })
-        : spawn('nsenter', [`--net=${spec.netns}`, '--', spec.binary, ...spec.args], {
-            stdio: ['ignore', fd, fd],
-            detached,
-          });
+        ? spawn(spec.binary, spec.args, options)
+        : spawn('nsenter', [`--net=${spec.netns}`, '--', spec.binary, ...spec.args], options);
   } finally {
     closeSync(fd);
   }

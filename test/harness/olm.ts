@@ -1,0 +1,110 @@
+// OLM (v0) in the harness: OLM's CRDs (applied server-side, as its chart does), namespaces
+// `olm` and `operators`, the global OperatorGroup, olm-operator and catalog-operator built
+// from Go modules (build-control-plane.sh olm), and the project's inline catalog served by
+// `opm serve` behind CatalogSource `aiops-catalog` in `olm` — so the README's Subscription
+// works as written. Everything runs on the host against the loopback apiserver.
+import { execFileSync } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import type { KubeHttp } from './kube-http.ts';
+import type { Component, ComponentSpec } from './process.ts';
+
+/** Name and namespace of the CatalogSource the harness creates. */
+export const CATALOG_SOURCE = { name: 'aiops-catalog', namespace: 'olm' } as const;
+/** Namespace of the global OperatorGroup (AllNamespaces installs go here). */
+export const OPERATORS_NAMESPACE = 'operators';
+
+/** What startOlm needs from the cluster being started. */
+export interface OlmContext {
+  readonly binDir: string;
+  readonly kubeconfigPath: string;
+  readonly api: KubeHttp;
+  readonly start: (spec: ComponentSpec) => Component;
+  readonly wait: <T>(what: string, check: () => Promise<T | undefined>) => Promise<T>;
+  readonly log: (line: string) => void;
+  /** File-based catalog directory `opm serve` serves. */
+  readonly catalogDir: string;
+}
+
+/** Why OLM cannot start from `binDir`, or undefined. */
+export function olmUnavailable(binDir: string): string | undefined {
+  const missing = ['olm', 'catalog', 'opm', 'olm-crds'].filter((b) => !existsSync(join(binDir, b)));
+  return missing.length === 0
+    ? undefined
+    : `missing ${missing.join(', ')} in ${binDir}: test/harness/build-control-plane.sh olm && test/harness/build-control-plane.sh validators`;
+}
+
+function kubectl(kubeconfig: string, args: readonly string[]): void {
+  try {
+    execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (err) {
+    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? '';
+    throw new Error(`kubectl ${args.join(' ')}: ${stderr}`, { cause: err });
+  }
+}
+
+async function create(api: KubeHttp, path: string, body: object): Promise<void> {
+  const res = await api.request('POST', path, body);
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`POST ${path}: HTTP ${res.status} ${res.body}`);
+}
+
+/** Installs and starts OLM; resolves once the CatalogSource is READY. */
+export async function startOlm(ctx: OlmContext): Promise<void> {
+  const why = olmUnavailable(ctx.binDir);
+  if (why !== undefined) throw new Error(`cannot start OLM: ${why}`);
+  const crds = realpathSync(join(ctx.binDir, 'olm-crds'));
+  kubectl(ctx.kubeconfigPath, ['apply', '--server-side', '-f', crds]);
+  kubectl(ctx.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  for (const ns of ['olm', OPERATORS_NAMESPACE])
+    await create(ctx.api, '/api/v1/namespaces', { metadata: { name: ns } });
+  await create(ctx.api, `/apis/operators.coreos.com/v1/namespaces/${OPERATORS_NAMESPACE}/operatorgroups`, {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'OperatorGroup',
+    metadata: { name: 'global-operators', namespace: OPERATORS_NAMESPACE },
+    spec: {},
+  });
+  // olm has no --kubeconfig flag (it reads KUBECONFIG); both bind :8080 for health, the
+  // second one's "address already in use" is harmless.
+  ctx.start({
+    name: 'olm-operator',
+    binary: join(ctx.binDir, 'olm'),
+    args: ['--namespace', 'olm', '--writeStatusName', ''],
+    env: { KUBECONFIG: ctx.kubeconfigPath },
+  });
+  ctx.start({
+    name: 'catalog-operator',
+    binary: join(ctx.binDir, 'catalog'),
+    args: ['--namespace', 'olm', `--kubeconfig=${ctx.kubeconfigPath}`],
+  });
+  const [port = 0] = await freePorts(1);
+  ctx.start({
+    name: 'opm-serve',
+    binary: join(ctx.binDir, 'opm'),
+    args: ['serve', ctx.catalogDir, '-p', String(port)],
+  });
+  await create(
+    ctx.api,
+    `/apis/operators.coreos.com/v1alpha1/namespaces/${CATALOG_SOURCE.namespace}/catalogsources`,
+    {
+      apiVersion: 'operators.coreos.com/v1alpha1',
+      kind: 'CatalogSource',
+      metadata: CATALOG_SOURCE,
+      spec: {
+        sourceType: 'grpc',
+        address: `127.0.0.1:${port}`,
+        displayName: 'aiops (local)',
+        publisher: 'aiops project',
+      },
+    },
+  );
+  await ctx.wait(`CatalogSource ${CATALOG_SOURCE.name} READY`, async () => {
+    const res = await ctx.api.request(
+      'GET',
+      `/apis/operators.coreos.com/v1alpha1/namespaces/${CATALOG_SOURCE.namespace}/catalogsources/${CATALOG_SOURCE.name}`,
+    );
+    const cs = JSON.parse(res.body) as { status?: { connectionState?: { lastObservedState?: string } } };
+    return cs.status?.connectionState?.lastObservedState === 'READY' ? true : undefined;
+  });
+}
