@@ -1,0 +1,216 @@
+// Install through a real OLM, as the README tells users: CatalogSource aiops-catalog (served
+// by the harness with `opm serve` from bundle/catalog-inline), a Subscription to channel
+// `stable` → InstallPlan → CSV Succeeded and stable → the operator Pods Running on the real
+// node from the locally built image with the certificate OLM issued → the CRD's conversion
+// configured by OLM and reached through OLM's Service. Then uninstall (Subscription and CSV
+// deleted: the operator stops, AITasks and the CRD stay) and reinstall (picks them up).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { buildOperatorImage } from '../../scripts/image.ts';
+import { csvName } from '../../api/releases.ts';
+import { startCluster, type Cluster } from '../harness/cluster.ts';
+import { olmUnavailable, OPERATORS_NAMESPACE } from '../harness/olm.ts';
+import { defaultBinDir } from '../harness/paths.ts';
+import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
+import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { kubectlWith, podProcesses, until } from './support.ts';
+
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
+const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
+const NS = OPERATORS_NAMESPACE;
+const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+const CSV = csvName(version);
+
+/** The README's Subscription block for the local cluster, read from the README itself. */
+function readmeSubscription(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### With OLM on the local cluster'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  const manifest = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(block)?.[1];
+  if (manifest === undefined)
+    throw new Error('the README has no Subscription heredoc under "With OLM on the local cluster"');
+  return manifest;
+}
+
+interface PodView {
+  metadata: { name: string; uid: string };
+  spec: { nodeName?: string };
+  status: { phase?: string; conditions?: { type: string; status: string }[] };
+}
+
+describe(
+  'OLM: install, uninstall and reinstall through a Subscription',
+  { skip: unavailable ?? false, concurrency: false, timeout: 900_000 },
+  () => {
+    let cluster: Cluster;
+    let kubectl: ReturnType<typeof kubectlWith>;
+    const stoppers: (() => Promise<void>)[] = [];
+
+    const csvPhase = (): string | undefined => {
+      try {
+        return kubectl(['get', 'csv', CSV, '-n', NS, '-o', 'jsonpath={.status.phase}']) || undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const operatorPods = (): PodView[] =>
+      (
+        JSON.parse(
+          kubectl(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=aiops-operator', '-o', 'json']),
+        ) as { items: PodView[] }
+      ).items;
+    const readyOnNode = (p: PodView): boolean =>
+      p.spec.nodeName === REAL_NODE_NAME &&
+      p.status.phase === 'Running' &&
+      (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+    /** Succeeded for 10 s in a row: OLM flips a fresh CSV to Pending/NeedsReinstall once or twice. */
+    const stableSucceeded = (): Promise<true> => {
+      let since: number | undefined;
+      return until(
+        'the CSV Succeeded and stable for 10 s',
+        () => {
+          if (csvPhase() !== 'Succeeded') {
+            since = undefined;
+            return undefined;
+          }
+          since ??= Date.now();
+          return Date.now() - since >= 10_000 ? true : undefined;
+        },
+        300_000,
+      );
+    };
+
+    before(async () => {
+      const image = buildOperatorImage({ log: () => undefined });
+      cluster = await startCluster({ realNode: true, olm: true, nodes: 0, images: [image] });
+      stoppers.push(() => cluster.stop());
+      kubectl = kubectlWith(cluster.kubeconfigPath);
+    });
+    after(async () => {
+      for (const stop of stoppers.reverse()) await stop();
+    });
+
+    it('the README Subscription installs the operator: CSV Succeeded, Pods Running on the real node from the image', async () => {
+      kubectl(['apply', '-f', '-'], readmeSubscription());
+      await until(
+        'an InstallPlan approved and complete',
+        () => {
+          const phase = kubectl(['get', 'installplan', '-n', NS, '-o', 'jsonpath={.items[0].status.phase}']);
+          return phase === 'Complete' ? true : undefined;
+        },
+        300_000,
+      );
+      await stableSucceeded();
+      const pods = await until('two operator Pods Ready on the real node', () => {
+        const ps = operatorPods();
+        return ps.length === 2 && ps.every(readyOnNode) ? ps : undefined;
+      });
+      for (const p of pods)
+        assert.ok(podProcesses(p.metadata.uid).some((x) => x.cmdline.startsWith('node dist/operator.mjs')));
+    });
+
+    it('serves conversion through the Service and certificate OLM made (created at v1alpha1, read at v1 and v2)', async () => {
+      const conversion = JSON.parse(
+        kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'jsonpath={.spec.conversion}']),
+      ) as {
+        strategy: string;
+        webhook: {
+          clientConfig: { service: { name: string; namespace: string; path: string }; caBundle: string };
+        };
+      };
+      assert.equal(conversion.strategy, 'Webhook');
+      assert.deepEqual(
+        { ...conversion.webhook.clientConfig.service, port: undefined },
+        { name: 'aiops-operator-service', namespace: NS, path: '/convert', port: undefined },
+      );
+      const secret = JSON.parse(
+        kubectl(['get', 'secret', 'aiops-operator-service-cert', '-n', NS, '-o', 'json']),
+      ) as { data: Record<string, string> };
+      assert.ok(secret.data['tls.crt'] && secret.data['olmCAKey'], 'OLM issued the serving certificate');
+      kubectl(['create', 'namespace', 'shop']);
+      const task = {
+        apiVersion: 'aiops.example.com/v1alpha1',
+        kind: 'AITask',
+        metadata: { name: 'legacy', namespace: 'shop' },
+        spec: { target: 'web', threshold: 75, action: 'Noop', interval: '45s' },
+      };
+      await until("a v1alpha1 create through OLM's Service", () =>
+        kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+      );
+      const v1 = JSON.parse(
+        kubectl(['get', 'aitasks.v1.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
+      ) as { spec: { threshold: number; intervalSeconds: number } };
+      assert.deepEqual([v1.spec.threshold, v1.spec.intervalSeconds], [0.75, 45]);
+      const v2 = JSON.parse(
+        kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
+      ) as { spec: { trigger: { threshold: number } }; status?: { phase?: string } };
+      assert.equal(v2.spec.trigger.threshold, 0.75);
+      await until(
+        'the operator OLM runs to reconcile it',
+        () =>
+          (
+            JSON.parse(
+              kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
+            ) as { status?: { phase?: string } }
+          ).status?.phase,
+      );
+    });
+
+    it('uninstall: deleting the Subscription and CSV stops the operator; the AITasks and the CRD stay', async () => {
+      kubectl(['delete', 'subscription', 'aiops-operator', '-n', NS]);
+      kubectl(['delete', 'csv', CSV, '-n', NS]);
+      await until('the operator Pods gone', () => (operatorPods().length === 0 ? true : undefined));
+      assert.match(kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'name']), /aitasks/);
+      assert.match(
+        kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'name']),
+        /legacy/,
+      );
+    });
+
+    it('reinstall picks the AITasks up again', async () => {
+      const generation = kubectl([
+        'get',
+        'aitasks.v2.aiops.example.com',
+        'legacy',
+        '-n',
+        'shop',
+        '-o',
+        'jsonpath={.metadata.generation}',
+      ]);
+      kubectl(['apply', '-f', '-'], readmeSubscription());
+      await stableSucceeded();
+      await until('the operator Pods back', () => {
+        const ps = operatorPods();
+        return ps.length === 2 && ps.every(readyOnNode) ? true : undefined;
+      });
+      const v1 = await until('v1 reads through the reinstalled webhook', () =>
+        kubectl([
+          'get',
+          'aitasks.v1.aiops.example.com',
+          'legacy',
+          '-n',
+          'shop',
+          '-o',
+          'jsonpath={.spec.threshold}',
+        ]),
+      );
+      assert.equal(v1, '0.75');
+      assert.equal(
+        kubectl([
+          'get',
+          'aitasks.v2.aiops.example.com',
+          'legacy',
+          '-n',
+          'shop',
+          '-o',
+          'jsonpath={.metadata.generation}',
+        ]),
+        generation,
+        'the spec is untouched',
+      );
+    });
+  },
+);
