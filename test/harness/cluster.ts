@@ -193,7 +193,7 @@ const ok = (status: number): true | undefined => (status === 200 ? true : undefi
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const t0 = Date.now();
-  const deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true || opts.olm === true ? 240_000 : 60_000));
+  let deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true || opts.olm === true ? 240_000 : 60_000));
   const log = opts.log ?? ((): void => undefined);
   const binDir = opts.binDir ?? defaultBinDir();
   const missing = missingBinaries(binDir);
@@ -278,6 +278,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         wait,
         log,
         images: opts.images ?? [],
+        // Time spent waiting for another real node to go does not count against startup.
+        extendDeadline: (ms) => (deadline += ms),
       });
       log(`real node ${REAL_NODE_NAME} Ready after ${Date.now() - t0} ms`);
     }

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildOperatorImage } from '../../scripts/image.ts';
 import { csvName } from '../../api/releases.ts';
+import { fromYaml } from '../../api/yaml.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { olmUnavailable, OPERATORS_NAMESPACE } from '../harness/olm.ts';
 import { defaultBinDir } from '../harness/paths.ts';
@@ -33,6 +34,89 @@ function readmeSubscription(): string {
   if (manifest === undefined)
     throw new Error('the README has no Subscription heredoc under "With OLM on the local cluster"');
   return manifest;
+}
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+interface Binding {
+  metadata: { name: string; namespace?: string };
+  roleRef: { kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+
+/** What OLM grants beyond the CSV in AllNamespaces mode, each with its reason. */
+const OLM_ADDITIONS: readonly { scope: string; rule: Rule; reason: string }[] = [
+  {
+    scope: 'cluster',
+    rule: { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+    reason: 'AllNamespaces: the operator may see the namespaces its OperatorGroup selects',
+  },
+  {
+    scope: 'cluster',
+    rule: { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    reason: 'system:auth-delegator, bound for the webhook Service so it can authenticate callers',
+  },
+  {
+    scope: 'cluster',
+    rule: { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    reason: 'system:auth-delegator, bound for the webhook Service so it can authorize callers',
+  },
+  {
+    scope: 'ns:kube-system',
+    rule: {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: ['extension-apiserver-authentication'],
+      verbs: ['get', 'list', 'watch'],
+    },
+    reason: 'extension-apiserver-authentication-reader, bound for the webhook Service (the client CA)',
+  },
+  {
+    scope: `ns:${NS}`,
+    rule: {
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: ['aiops-operator-service-cert'],
+      verbs: ['get'],
+    },
+    reason: 'the serving certificate OLM issued for the webhook',
+  },
+];
+
+/** One string per (scope, group, resource, name, verb) a rule grants. */
+function flatten(scope: string, rules: readonly Rule[]): string[] {
+  return rules.flatMap((r) =>
+    (r.apiGroups ?? ['']).flatMap((g) =>
+      (r.resources ?? []).flatMap((res) =>
+        (r.resourceNames?.length ? r.resourceNames : ['*']).flatMap((n) =>
+          r.verbs.map((v) => `${scope} ${g}/${res}/${n} ${v}`),
+        ),
+      ),
+    ),
+  );
+}
+
+interface CsvInstall {
+  permissions: { serviceAccountName: string; rules: Rule[] }[];
+  clusterPermissions: { serviceAccountName: string; rules: Rule[] }[];
+}
+/** The install strategy's permissions of the committed CSV. */
+function csvInstall(): CsvInstall {
+  const csv = fromYaml(
+    readFileSync(join(root, 'bundle/manifests/aiops-operator.clusterserviceversion.yaml'), 'utf8'),
+  ) as {
+    spec: { install: { spec: CsvInstall } };
+  };
+  return csv.spec.install.spec;
+}
+function csvServiceAccount(): string {
+  const name = csvInstall().clusterPermissions[0]?.serviceAccountName;
+  if (name === undefined) throw new Error('the CSV has no clusterPermissions');
+  return name;
 }
 
 interface PodView {
@@ -110,6 +194,39 @@ describe(
       });
       for (const p of pods)
         assert.ok(podProcesses(p.metadata.uid).some((x) => x.cmdline.startsWith('node dist/operator.mjs')));
+    });
+
+    it("grants the operator exactly the CSV's permissions plus the additions OLM makes in AllNamespaces mode", () => {
+      const sa = csvServiceAccount();
+      const effective = new Set<string>();
+      for (const kind of ['clusterrolebindings', 'rolebindings']) {
+        const list = JSON.parse(kubectl(['get', kind, '-A', '-o', 'json'])) as { items: Binding[] };
+        for (const b of list.items.filter((x) =>
+          (x.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === NS),
+        )) {
+          const ns = b.roleRef.kind === 'Role' ? (b.metadata.namespace ?? '') : '';
+          const role = JSON.parse(
+            kubectl([
+              'get',
+              b.roleRef.kind === 'Role' ? 'role' : 'clusterrole',
+              b.roleRef.name,
+              ...(ns ? ['-n', ns] : []),
+              '-o',
+              'json',
+            ]),
+          ) as { rules: Rule[] };
+          for (const t of flatten(ns === '' ? 'cluster' : `ns:${ns}`, role.rules)) effective.add(t);
+        }
+      }
+      const csv = csvInstall();
+      const expected = new Set<string>([
+        ...csv.clusterPermissions.flatMap((p) => flatten('cluster', p.rules)),
+        // The CSV's namespaced permissions: a Role in the install namespace and, because the
+        // OperatorGroup selects all namespaces, the same rules cluster-wide.
+        ...csv.permissions.flatMap((p) => [...flatten(`ns:${NS}`, p.rules), ...flatten('cluster', p.rules)]),
+        ...OLM_ADDITIONS.flatMap((a) => flatten(a.scope, [a.rule])),
+      ]);
+      assert.deepEqual([...effective].sort(), [...expected].sort());
     });
 
     it('serves conversion through the Service and certificate OLM made (created at v1alpha1, read at v1 and v2)', async () => {

@@ -50,6 +50,8 @@ export interface RealNodeContext {
   readonly log: (line: string) => void;
   /** Local images (buildah storage) to load into the node's containerd besides the pause image. */
   readonly images: readonly string[];
+  /** Moves the startup deadline `ms` later (after waiting for another real node). */
+  readonly extendDeadline: (ms: number) => void;
 }
 
 const REQUIRED_COMMANDS = [
@@ -157,7 +159,9 @@ export async function startRealNode(ctx: RealNodeContext): Promise<void> {
   const p = nodePaths(ctx.dir);
   ensurePauseImage();
   mkdirSync(p.dir, { recursive: true });
+  const t0 = Date.now();
   await acquireNetwork(ctx.log);
+  ctx.extendDeadline(Date.now() - t0);
   // From here on this cluster owns the machine's real node: the host-state file says so.
   writeFileSync(p.hostState, JSON.stringify({ sysctls: readSysctls() }, null, 2));
   await writeNodeFiles(ctx);
