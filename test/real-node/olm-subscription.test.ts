@@ -151,21 +151,49 @@ describe(
       p.status.phase === 'Running' &&
       (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
     /** Succeeded for 10 s in a row: OLM flips a fresh CSV to Pending/NeedsReinstall once or twice. */
-    const stableSucceeded = (): Promise<true> => {
+    const stableSucceeded = async (): Promise<void> => {
       let since: number | undefined;
-      return until(
-        'the CSV Succeeded and stable for 10 s',
-        () => {
-          if (csvPhase() !== 'Succeeded') {
-            since = undefined;
-            return undefined;
+      try {
+        await until(
+          'the CSV Succeeded and stable for 10 s',
+          () => {
+            if (csvPhase() !== 'Succeeded') {
+              since = undefined;
+              return undefined;
+            }
+            since ??= Date.now();
+            return Date.now() - since >= 10_000 ? true : undefined;
+          },
+          300_000,
+        );
+      } catch (err) {
+        const state = (args: string[]): string => {
+          try {
+            return kubectl(args);
+          } catch (e) {
+            return (e as Error).message;
           }
-          since ??= Date.now();
-          return Date.now() - since >= 10_000 ? true : undefined;
-        },
-        300_000,
-      );
+        };
+        throw new Error(
+          `${(err as Error).message}\nsubscription: ${state(['get', 'subscription', '-n', NS, '-o', 'jsonpath={.items[*].status.conditions}'])}` +
+            `\ninstallplans: ${state(['get', 'installplan', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.conditions}{"\\n"}{end}'])}` +
+            `\ncsv: ${state(['get', 'csv', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}`,
+          { cause: err },
+        );
+      }
     };
+
+    /** A field (jsonpath) of AITask shop/legacy read at `version`. */
+    const legacyField = (version: string, path: string): string =>
+      kubectl([
+        'get',
+        `aitasks.${version}.aiops.example.com`,
+        'legacy',
+        '-n',
+        'shop',
+        '-o',
+        `jsonpath=${path}`,
+      ]);
 
     before(async () => {
       const image = buildOperatorImage({ log: () => undefined });
@@ -288,15 +316,7 @@ describe(
     });
 
     it('reinstall picks the AITasks up again', async () => {
-      const generation = kubectl([
-        'get',
-        'aitasks.v2.aiops.example.com',
-        'legacy',
-        '-n',
-        'shop',
-        '-o',
-        'jsonpath={.metadata.generation}',
-      ]);
+      const generation = legacyField('v2', '{.metadata.generation}');
       kubectl(['apply', '-f', '-'], readmeSubscription());
       await stableSucceeded();
       await until('the operator Pods back', () => {
@@ -304,30 +324,10 @@ describe(
         return ps.length === 2 && ps.every(readyOnNode) ? true : undefined;
       });
       const v1 = await until('v1 reads through the reinstalled webhook', () =>
-        kubectl([
-          'get',
-          'aitasks.v1.aiops.example.com',
-          'legacy',
-          '-n',
-          'shop',
-          '-o',
-          'jsonpath={.spec.threshold}',
-        ]),
+        legacyField('v1', '{.spec.threshold}'),
       );
       assert.equal(v1, '0.75');
-      assert.equal(
-        kubectl([
-          'get',
-          'aitasks.v2.aiops.example.com',
-          'legacy',
-          '-n',
-          'shop',
-          '-o',
-          'jsonpath={.metadata.generation}',
-        ]),
-        generation,
-        'the spec is untouched',
-      );
+      assert.equal(legacyField('v2', '{.metadata.generation}'), generation, 'the spec is untouched');
     });
   },
 );

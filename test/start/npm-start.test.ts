@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from '../../scripts/lib/ports.ts';
+import { pidsMentioning } from '../harness/real-node/host-state.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
@@ -24,20 +25,6 @@ function sessionMembers(sid: number): number[] {
         const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         return Number(fields[3]) === sid && fields[0] !== 'Z';
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-/** Pids of processes whose command line mentions `text`. */
-function processesMentioning(text: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(text);
       } catch {
         return false;
       }
@@ -105,7 +92,7 @@ describe('npm start', { concurrency: false }, () => {
       env: { ...process.env, AIOPS_CLUSTER_DIR: clusterDir },
       stdio: 'ignore',
     });
-    assert.deepEqual(processesMentioning(clusterDir), [], 'cluster down leaves no process');
+    assert.deepEqual(pidsMentioning(clusterDir), [], 'cluster down leaves no process');
     rmSync(dirname(clusterDir), { recursive: true, force: true });
   });
 
@@ -113,7 +100,7 @@ describe('npm start', { concurrency: false }, () => {
     const run = await npmStart({ interruptOn: /started kube-apiserver/ });
     assert.notEqual(run.code, 0);
     assert.deepEqual(await sessionEmpties(run.sid), []);
-    const left = processesMentioning(clusterDir);
+    const left = pidsMentioning(clusterDir);
     assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
     assert.equal(existsSync(join(clusterDir, 'state.json')), false);
   });
