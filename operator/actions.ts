@@ -11,7 +11,14 @@ import type { KubeTransport } from '../api/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { cordonAllowed } from './caps.ts';
 import type { ActionPlan, BlockReason } from './decide.ts';
-import { Resources, selectorString, type Deployment, type Node, type Pod, type Scale } from './kinds.ts';
+import {
+  Resources,
+  selectorString,
+  type Deployment,
+  type Node,
+  type Pod,
+  type Scale,
+} from './runtime/kinds.ts';
 import type { EffectObservation } from './settle.ts';
 import type { ActionOutcome } from './status-parts.ts';
 

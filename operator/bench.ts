@@ -16,8 +16,8 @@ import { printTable } from '../test/bench/stats.ts';
 import type { Environment } from '../test/support/environment.ts';
 import { startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { startPrometheus } from '../scripts/lib/prometheus.ts';
-import { Informer, objectKey } from './informer.ts';
-import { Resources, type Deployment, type KubeEvent } from './kinds.ts';
+import { Informer, objectKey } from './runtime/informer.ts';
+import { Resources, type Deployment, type KubeEvent } from './runtime/kinds.ts';
 
 /** Reconcile workers of the measured operator, and parallel writers of the floor. */
 const WORKERS = 4;

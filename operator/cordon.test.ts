@@ -11,7 +11,7 @@ import { fakeNode } from '../test/harness/nodes.ts';
 import { eventually } from '../test/support/operator.ts';
 import { aitask, clients, operatorFor, metricsForFile, taskEvents } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
-import type { Node } from './kinds.ts';
+import type { Node } from './runtime/kinds.ts';
 
 const metrics = metricsForFile();
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ResourceClient } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { microTime, Resources, type KubeEvent } from './kinds.ts';
+import { microTime, Resources, type KubeEvent } from './runtime/kinds.ts';
 import type { Logger } from '../api/log.ts';
 import type { EventSpec } from './status-parts.ts';
 

@@ -12,7 +12,7 @@ import {
   type ControllerRevision,
 } from '../api/revisions.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { Resources } from './kinds.ts';
+import { Resources } from './runtime/kinds.ts';
 
 /** Writes and prunes spec revisions. */
 export class History {

@@ -9,7 +9,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { startExporter, startPrometheus, type Exporter, type Prometheus } from '../scripts/lib/prometheus.ts';
-import { Resources, type Deployment, type KubeEvent, type Lease } from './kinds.ts';
+import { Resources, type Deployment, type KubeEvent, type Lease } from './runtime/kinds.ts';
 import { deployment } from '../test/support/workloads.ts';
 
 let exporter: Exporter;

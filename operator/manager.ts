@@ -14,20 +14,20 @@ import { Actions } from './actions.ts';
 import { Advisor } from './advisor.ts';
 import { RemediationSlots } from './caps.ts';
 import { CallBudget, CircuitBreaker, type AllowRule } from './llm-policy.ts';
-import { Controller } from './controller.ts';
+import { Controller } from './runtime/controller.ts';
 import type { Defaults } from './decide.ts';
 import { EventRecorder } from './events.ts';
 import { History } from './history.ts';
-import { Informer, objectKey } from './informer.ts';
-import { Resources, type Deployment, type Lease } from './kinds.ts';
-import { LeaderElector } from './leader.ts';
+import { Informer, objectKey } from './runtime/informer.ts';
+import { Resources, type Deployment, type Lease } from './runtime/kinds.ts';
+import { LeaderElector } from './runtime/leader.ts';
 import type { Logger } from '../api/log.ts';
 import { PrometheusClient } from './prometheus.ts';
-import { RateLimiter } from './ratelimit.ts';
+import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
-import { startServers } from './server.ts';
+import { startServers } from './runtime/server.ts';
 import { createTelemetry } from './telemetry.ts';
-import { WorkQueue } from './workqueue.ts';
+import { WorkQueue } from './runtime/workqueue.ts';
 
 /** Everything `npm run operator` can be told (see main.ts for the flags and defaults). */
 export interface OperatorOptions {

@@ -12,7 +12,7 @@ import { findCondition } from '../api/status/conditions.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { startExporter, startPrometheus, type Exporter, type Prometheus } from '../scripts/lib/prometheus.ts';
-import { Resources, type Deployment, type KubeEvent, type Pod } from './kinds.ts';
+import { Resources, type Deployment, type KubeEvent, type Pod } from './runtime/kinds.ts';
 import { deployment } from '../test/support/workloads.ts';
 
 const GAUGE = 'aiops_test_load';

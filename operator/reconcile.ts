@@ -27,8 +27,8 @@ import {
 } from './decide.ts';
 import type { EventRecorder } from './events.ts';
 import type { History } from './history.ts';
-import type { Informer } from './informer.ts';
-import type { Deployment } from './kinds.ts';
+import type { Informer } from './runtime/informer.ts';
+import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './settle.ts';
 import { evaluate, type EvaluationExtra } from './status.ts';

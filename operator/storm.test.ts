@@ -17,7 +17,7 @@ import {
   taskEvents,
 } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
-import type { KubeEvent } from './kinds.ts';
+import type { KubeEvent } from './runtime/kinds.ts';
 
 const metrics = metricsForFile();
 

@@ -11,7 +11,7 @@ import { buildCRD } from '../../api/crd.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { Resources, type Deployment } from '../../operator/kinds.ts';
+import { Resources, type Deployment } from '../../operator/runtime/kinds.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';

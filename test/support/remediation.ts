@@ -5,7 +5,13 @@
 import { after, before } from 'node:test';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { Resources, type Deployment, type KubeEvent, type Node, type Pod } from '../../operator/kinds.ts';
+import {
+  Resources,
+  type Deployment,
+  type KubeEvent,
+  type Node,
+  type Pod,
+} from '../../operator/runtime/kinds.ts';
 import { testAITasks, testKubeconfig, testTransport } from './cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from './operator.ts';
 import {

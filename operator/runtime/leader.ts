@@ -4,10 +4,10 @@
 // the leader renews every retryPeriod and gives up if it cannot renew within renewDeadline,
 // and a graceful stop releases the lease so a standby takes over at once.
 
-import { AlreadyExistsError, NotFoundError } from '../api/kube/errors.ts';
-import type { ResourceClient } from '../api/kube/resources.ts';
+import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
+import type { ResourceClient } from '../../api/kube/resources.ts';
 import { microTime, type Lease } from './kinds.ts';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../../api/log.ts';
 
 /** Options of LeaderElector; durations in ms (defaults 15 000 / 10 000 / 2 000, as controller-runtime). */
 export interface LeaderElectionOptions {

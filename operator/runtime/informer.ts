@@ -3,9 +3,9 @@
 // reconnects with jittered exponential backoff after errors (including an apiserver that
 // went away), and a stall watchdog aborts a watch that stays silent past its own timeout.
 
-import { GoneError, ApiError } from '../api/kube/errors.ts';
-import type { ResourceClient, WatchEvent } from '../api/kube/resources.ts';
-import type { ObjectMeta } from '../api/schema/common.ts';
+import { GoneError, ApiError } from '../../api/kube/errors.ts';
+import type { ResourceClient, WatchEvent } from '../../api/kube/resources.ts';
+import type { ObjectMeta } from '../../api/schema/common.ts';
 import { StringPool } from './intern.ts';
 
 /** What an informer caches: an object with metadata. */

@@ -4,10 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ResourceClient } from '../api/kube/resources.ts';
-import type { ObjectMeta } from '../api/schema/common.ts';
-import { freshNamespace, testTransport } from '../test/support/cluster.ts';
-import { eventually } from '../test/support/operator.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type { ObjectMeta } from '../../api/schema/common.ts';
+import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
+import { eventually } from '../../test/support/operator.ts';
 import { Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
 
 interface ConfigMap {

@@ -3,10 +3,10 @@
 // backoff and requeue after the reconciler's interval; error → rate-limited retry
 // (5 ms → 1000 s per key, overall token bucket). Stopping lets in-flight reconciles finish.
 
-import { ConflictError, ForbiddenError, InvalidError } from '../api/kube/errors.ts';
-import type { Logger } from '../api/log.ts';
-import type { Result } from './reconcile.ts';
-import type { Telemetry } from './telemetry.ts';
+import { ConflictError, ForbiddenError, InvalidError } from '../../api/kube/errors.ts';
+import type { Logger } from '../../api/log.ts';
+import type { Result } from '../reconcile.ts';
+import type { Telemetry } from '../telemetry.ts';
 import type { WorkQueue } from './workqueue.ts';
 
 /** Options of Controller. */
