@@ -9,8 +9,8 @@ import { ConflictError, NotFoundError, TooManyRequestsError } from '../api/kube/
 import { ResourceClient, resourcePath } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { cordonAllowed } from './caps.ts';
-import type { ActionPlan, BlockReason } from './decide.ts';
+import { cordonAllowed } from './decision/caps.ts';
+import type { ActionPlan, BlockReason } from './decision/decide.ts';
 import {
   Resources,
   selectorString,
@@ -19,8 +19,8 @@ import {
   type Pod,
   type Scale,
 } from './runtime/kinds.ts';
-import type { EffectObservation } from './settle.ts';
-import type { ActionOutcome } from './status-parts.ts';
+import type { EffectObservation } from './decision/settle.ts';
+import type { ActionOutcome } from './decision/status-parts.ts';
 
 function ready(pod: Pod): boolean {
   return (

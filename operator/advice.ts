@@ -6,10 +6,10 @@
 import type * as v2 from '../api/schema/v2.ts';
 import { ConditionType, Reason } from '../api/status/conditions.ts';
 import type { AdviceResult } from './advisor.ts';
-import { currentAttempts, type ActionPlan, type Defaults } from './decide.ts';
+import { currentAttempts, type ActionPlan, type Defaults } from './decision/decide.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { allowedActions, countReasons, type AdviceContext } from './llm-protocol.ts';
-import type { EvaluationExtra } from './status.ts';
+import type { EvaluationExtra } from './decision/status.ts';
 
 /** The context sent to the LLM: numbers and Event reasons only. */
 export function adviceContext(

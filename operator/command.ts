@@ -4,7 +4,7 @@
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_INSTALL } from '../api/install.ts';
-import { DEFAULTS } from './decide.ts';
+import { DEFAULTS } from './decision/decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './manager.ts';
 import { parseAllowlist, type AllowRule } from './llm-policy.ts';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
-import { DEFAULTS } from './decide.ts';
+import { DEFAULTS } from './decision/decide.ts';
 import { chatRequest, countReasons, parseCompletion } from './llm-protocol.ts';
 
 const ALLOWED = ['ScaleUp', 'Noop'];

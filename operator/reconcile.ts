@@ -14,9 +14,9 @@ import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
 import type { Advisor } from './advisor.ts';
-import { applyApproval } from './approval.ts';
+import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './actions.ts';
-import { targetOwner, type RemediationSlots } from './caps.ts';
+import { targetOwner, type RemediationSlots } from './decision/caps.ts';
 import {
   blockAct,
   decide,
@@ -24,16 +24,16 @@ import {
   type MetricObservation,
   type TargetObservation,
   type Verdict,
-} from './decide.ts';
+} from './decision/decide.ts';
 import type { EventRecorder } from './events.ts';
 import type { History } from './history.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './prometheus.ts';
-import { isInFlight, settleDecision, verifyEffect } from './settle.ts';
-import { evaluate, type EvaluationExtra } from './status.ts';
-import { recordOutcome } from './outcome.ts';
-import type { EventSpec } from './status-parts.ts';
+import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
+import { evaluate, type EvaluationExtra } from './decision/status.ts';
+import { recordOutcome } from './decision/outcome.ts';
+import type { EventSpec } from './decision/status-parts.ts';
 import type { Telemetry } from './telemetry.ts';
 
 /** What reconcile asks the controller to do next. */

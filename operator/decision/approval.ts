@@ -5,8 +5,8 @@
 // other value is stale and ignored with an Event. Either way the reconciler removes the
 // annotation afterwards. Pure.
 
-import { APPROVE_ANNOTATION } from '../api/install.ts';
-import type * as v2 from '../api/schema/v2.ts';
+import { APPROVE_ANNOTATION } from '../../api/install.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import type { Verdict } from './decide.ts';
 import type { EventSpec } from './status-parts.ts';
 import { planEffect } from './status.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { APPROVE_ANNOTATION } from '../api/install.ts';
-import type * as v2 from '../api/schema/v2.ts';
+import { APPROVE_ANNOTATION } from '../../api/install.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { applyApproval } from './approval.ts';
 import type { Verdict } from './decide.ts';
 

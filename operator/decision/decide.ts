@@ -2,8 +2,8 @@
 // (target, metric, clock) to a verdict — healthy, breach still pending, act, or which
 // guardrail blocks acting. Pure: no I/O, the clock is a parameter.
 
-import type * as v2 from '../api/schema/v2.ts';
-import { metaTime } from '../api/status/conditions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { metaTime } from '../../api/status/conditions.ts';
 
 /** Operator-wide defaults for fields the AITask leaves out. */
 export interface Defaults {

@@ -4,7 +4,7 @@
 // Deployment (the oldest owns it). The slot registry is in memory — only the leader acts —
 // and seeded from the cached statuses for tasks this process has not decided on yet.
 
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { isInFlight } from './settle.ts';
 
 /** True when `status` says a remediation is under way: acted and waiting for recovery, or mid-action. */

@@ -2,14 +2,14 @@
 // status and the Events that explain it. Pure: the reconciler compares the result with the
 // current status and writes (and emits) nothing when they are equal.
 
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import {
   ConditionType,
   Reason,
   metaTime,
   removeCondition,
   type ConditionInput,
-} from '../api/status/conditions.ts';
+} from '../../api/status/conditions.ts';
 import { currentAttempts, describePlan, type ActionPlan, type Verdict } from './decide.ts';
 import { cond, event, withConditions, without, type EventSpec, type Task } from './status-parts.ts';
 

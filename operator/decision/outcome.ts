@@ -2,8 +2,8 @@
 // executed (attempts, lastExecutionTime, cordoned node) or blocked by the reason the action
 // adapter gave. Pure, like status.ts, which builds the status before the action.
 
-import type * as v2 from '../api/schema/v2.ts';
-import { ConditionType, Reason, metaTime } from '../api/status/conditions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { ConditionType, Reason, metaTime } from '../../api/status/conditions.ts';
 import type { ActionPlan } from './decide.ts';
 import {
   cond,

@@ -5,7 +5,7 @@
 // again and the action runs once; undecidable → recorded as unconfirmed and never repeated.
 // Pure: the reconciler gathers the observation.
 
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import type { EventSpec } from './status-parts.ts';
 
 /** What the operator sees now of the effect a decision names. */

@@ -1,8 +1,8 @@
 // The vocabulary shared by the status builders (status.ts before an action, outcome.ts
 // after it): the Event and action-outcome shapes and small pure helpers for conditions.
 
-import type * as v2 from '../api/schema/v2.ts';
-import { setCondition, type ConditionInput } from '../api/status/conditions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { setCondition, type ConditionInput } from '../../api/status/conditions.ts';
 import type { BlockReason } from './decide.ts';
 
 /** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import type * as v2 from '../api/schema/v2.ts';
-import { findCondition } from '../api/status/conditions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { findCondition } from '../../api/status/conditions.ts';
 import { decide } from './decide.ts';
 import { evaluate } from './status.ts';
 import { recordOutcome } from './outcome.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { decide, isBreach, planAction, type Verdict } from './decide.ts';
 
 const NOW = Date.parse('2026-01-01T00:10:00Z');

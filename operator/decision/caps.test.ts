@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { cordonAllowed, RemediationSlots, targetOwner } from './caps.ts';
 
 test('remediation slots: capped, kept by the holder, freed when the status leaves Healing', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import {
   isInFlight,
   settleDecision,
