@@ -7,7 +7,7 @@ import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decision/decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './manager.ts';
-import { parseAllowlist, type AllowRule } from './llm-policy.ts';
+import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './prometheus.ts';
 
 function allowlist(value: string): AllowRule[] {

@@ -5,12 +5,12 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ResourceClient } from '../api/kube/resources.ts';
-import type * as v2 from '../api/schema/v2.ts';
-import { findCondition } from '../api/status/conditions.ts';
-import { freshNamespace } from '../test/support/cluster.ts';
-import { startLLMServer, type LLMReply, type LLMServer } from '../test/support/llm-server.ts';
-import { eventually } from '../test/support/operator.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { findCondition } from '../../api/status/conditions.ts';
+import { freshNamespace } from '../../test/support/cluster.ts';
+import { startLLMServer, type LLMReply, type LLMServer } from '../../test/support/llm-server.ts';
+import { eventually } from '../../test/support/operator.ts';
 import {
   aitask,
   clients,
@@ -18,8 +18,8 @@ import {
   startMetrics,
   taskEvents,
   type Metrics,
-} from '../test/support/remediation.ts';
-import { deployment } from '../test/support/workloads.ts';
+} from '../../test/support/remediation.ts';
+import { deployment } from '../../test/support/workloads.ts';
 
 const API_KEY = 'sk-test-operator-key-7f3a';
 const SECRET_VALUE = 'S3cr3t-db-password-91c2';

@@ -1,17 +1,17 @@
 // The LLM advisor's I/O edge: checks the allow-list, API key, circuit breaker and call
-// budget (llm-policy.ts), POSTs the redacted context to the chat-completions endpoint with a
-// timeout and without following redirects, and reads the answer (llm-protocol.ts). It never
+// budget (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
+// timeout and without following redirects, and reads the answer (protocol.ts). It never
 // throws: every problem is a fallback with a specific reason, and the rules decide.
 
-import type * as v2 from '../api/schema/v2.ts';
-import { endpointAllowed, type AllowRule, type CallBudget, type CircuitBreaker } from './llm-policy.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { endpointAllowed, type AllowRule, type CallBudget, type CircuitBreaker } from './policy.ts';
 import {
   chatRequest,
   parseCompletion,
   type Advice,
   type AdviceContext,
   type LLMFailureReason,
-} from './llm-protocol.ts';
+} from './protocol.ts';
 
 /** The LLM settings of an AITask (spec.decision.llm). */
 export type LLMSpec = NonNullable<NonNullable<v2.Spec['decision']>['llm']>;

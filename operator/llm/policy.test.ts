@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { CallBudget, CircuitBreaker, endpointAllowed, parseAllowlist } from './llm-policy.ts';
+import { CallBudget, CircuitBreaker, endpointAllowed, parseAllowlist } from './policy.ts';
 
 test('allow-list: URL prefixes and host patterns, table', () => {
   const rules = parseAllowlist(' https://llm.example.com/v1/ , *.ai.internal, 127.0.0.1:8080 ,');

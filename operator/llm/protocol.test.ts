@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
-import { DEFAULTS } from './decision/decide.ts';
-import { chatRequest, countReasons, parseCompletion } from './llm-protocol.ts';
+import { DEFAULTS } from '../decision/decide.ts';
+import { chatRequest, countReasons, parseCompletion } from './protocol.ts';
 
 const ALLOWED = ['ScaleUp', 'Noop'];
 const completion = (content: unknown): string =>

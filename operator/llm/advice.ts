@@ -3,13 +3,13 @@
 // or Noop is followed and marked `source: llm`; any failure leaves the rules' decision as it
 // is, sets LLMAvailable=False with the failure's reason and records a Warning Event.
 
-import type * as v2 from '../api/schema/v2.ts';
-import { ConditionType, Reason } from '../api/status/conditions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { ConditionType, Reason } from '../../api/status/conditions.ts';
 import type { AdviceResult } from './advisor.ts';
-import { currentAttempts, type ActionPlan, type Defaults } from './decision/decide.ts';
-import type { Deployment } from './runtime/kinds.ts';
-import { allowedActions, countReasons, type AdviceContext } from './llm-protocol.ts';
-import type { EvaluationExtra } from './decision/status.ts';
+import { currentAttempts, type ActionPlan, type Defaults } from '../decision/decide.ts';
+import type { Deployment } from '../runtime/kinds.ts';
+import { allowedActions, countReasons, type AdviceContext } from './protocol.ts';
+import type { EvaluationExtra } from '../decision/status.ts';
 
 /** The context sent to the LLM: numbers and Event reasons only. */
 export function adviceContext(

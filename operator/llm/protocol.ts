@@ -4,7 +4,7 @@
 // The answer must be one strict JSON object naming an allowed action; anything else is a
 // failure with a specific reason. Pure.
 
-import type * as v2 from '../api/schema/v2.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 
 /** Why the advisor gave no usable advice (the LLMAvailable condition's reason). */
 export type LLMFailureReason =
