@@ -8,7 +8,7 @@ import { DEFAULTS } from './decision/decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './manager.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
-import { DEFAULT_QUERY_TEMPLATE } from './prometheus.ts';
+import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
 
 function allowlist(value: string): AllowRule[] {
   try {

@@ -15,7 +15,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
-import { effectOf, type Actions, type Prepared } from './actions.ts';
+import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import { targetOwner, type RemediationSlots } from './decision/caps.ts';
 import {
   blockAct,
@@ -25,11 +25,11 @@ import {
   type TargetObservation,
   type Verdict,
 } from './decision/decide.ts';
-import type { EventRecorder } from './events.ts';
-import type { History } from './history.ts';
+import type { EventRecorder } from './edges/events.ts';
+import type { History } from './edges/history.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
-import { renderQuery, type PrometheusClient } from './prometheus.ts';
+import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
 import { evaluate, type EvaluationExtra } from './decision/status.ts';
 import { recordOutcome } from './decision/outcome.ts';

@@ -1,18 +1,18 @@
 // Keeps an AITask's spec history as owned ControllerRevisions (format in api/revisions.ts):
 // one per observed generation, the newest DEFAULT_REVISION_LIMIT (10) kept.
 
-import { AlreadyExistsError, NotFoundError } from '../api/kube/errors.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type { KubeTransport } from '../../api/kube/transport.ts';
 import {
   buildRevision,
   DEFAULT_REVISION_LIMIT,
   revisionSelector,
   revisionsToPrune,
   type ControllerRevision,
-} from '../api/revisions.ts';
-import type * as v2 from '../api/schema/v2.ts';
-import { Resources } from './runtime/kinds.ts';
+} from '../../api/revisions.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { Resources } from '../runtime/kinds.ts';
 
 /** Writes and prunes spec revisions. */
 export class History {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pickPod } from './actions.ts';
-import type { Pod } from './runtime/kinds.ts';
+import type { Pod } from '../runtime/kinds.ts';
 
 const pod = (
   name: string,

@@ -6,7 +6,7 @@
 
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { MetricObservation } from './decision/decide.ts';
+import type { MetricObservation } from '../decision/decide.ts';
 
 /** Placeholders of the default query template. */
 export interface QueryTarget {

@@ -4,12 +4,12 @@
 // reads the reasons of recent Events about a target, for the LLM advisor's context.
 
 import { randomBytes } from 'node:crypto';
-import { ResourceClient } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
-import type * as v2 from '../api/schema/v2.ts';
-import { microTime, Resources, type KubeEvent } from './runtime/kinds.ts';
-import type { Logger } from '../api/log.ts';
-import type { EventSpec } from './decision/status-parts.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import type { KubeTransport } from '../../api/kube/transport.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { microTime, Resources, type KubeEvent } from '../runtime/kinds.ts';
+import type { Logger } from '../../api/log.ts';
+import type { EventSpec } from '../decision/status-parts.ts';
 
 /** `reportingController` of every Event the operator writes. */
 export const REPORTING_CONTROLLER = 'aiops.example.com/operator';

@@ -5,12 +5,12 @@
 // the decision written before acting names its effect, which a restarted operator verifies
 // (observe). Choosing the pod is pure (pickPod).
 
-import { ConflictError, NotFoundError, TooManyRequestsError } from '../api/kube/errors.ts';
-import { ResourceClient, resourcePath } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
-import type * as v2 from '../api/schema/v2.ts';
-import { cordonAllowed } from './decision/caps.ts';
-import type { ActionPlan, BlockReason } from './decision/decide.ts';
+import { ConflictError, NotFoundError, TooManyRequestsError } from '../../api/kube/errors.ts';
+import { ResourceClient, resourcePath } from '../../api/kube/resources.ts';
+import type { KubeTransport } from '../../api/kube/transport.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { cordonAllowed } from '../decision/caps.ts';
+import type { ActionPlan, BlockReason } from '../decision/decide.ts';
 import {
   Resources,
   selectorString,
@@ -18,9 +18,9 @@ import {
   type Node,
   type Pod,
   type Scale,
-} from './runtime/kinds.ts';
-import type { EffectObservation } from './decision/settle.ts';
-import type { ActionOutcome } from './decision/status-parts.ts';
+} from '../runtime/kinds.ts';
+import type { EffectObservation } from '../decision/settle.ts';
+import type { ActionOutcome } from '../decision/status-parts.ts';
 
 function ready(pod: Pod): boolean {
   return (
