@@ -1,12 +1,12 @@
 // The operator's command line: every flag with its default and validation, turned into
-// OperatorOptions. The process entry point (manager/main.ts, `npm run operator`) adds the
+// OperatorOptions. The process entry point (cmd/operator.ts, `npm run operator`) adds the
 // hosted webhook's flags and runs it.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decision/decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
-import type { OperatorOptions } from './manager.ts';
+import type { OperatorOptions } from './assembly.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
 

@@ -28,7 +28,7 @@ interface Entry {
 const ENTRIES: readonly Entry[] = [
   { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
   {
-    source: 'manager/main.ts',
+    source: 'cmd/operator.ts',
     out: 'operator.mjs',
     what: 'the operator process (operator + hosted webhook)',
   },

@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
   // prettier-ignore
   const operator = spawn(process.execPath, [
-    join(root, 'manager/main.ts'),
+    join(root, 'cmd/operator.ts'),
     `--kubeconfig=${kubeconfig}`, `--prometheus-url=${prometheus.url}`,
     `--webhook-port=${webhookPort}`, `--webhook-cert-dir=${certs.dir}`,
     `--metrics-port=${metricsPort}`, `--health-port=${healthPort}`, '--bind-address=127.0.0.1',

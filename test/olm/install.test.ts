@@ -104,7 +104,7 @@ async function startScenario(
   const operator = spawn(
     process.execPath,
     [
-      join(ROOT, 'manager/main.ts'),
+      join(ROOT, 'cmd/operator.ts'),
       `--kubeconfig=${kubeconfig}`,
       `--namespace=${appNs}`,
       `--prometheus-url=${prometheus.url}`,

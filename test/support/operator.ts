@@ -1,4 +1,4 @@
-// Runs the operator as a child process (`node manager/main.ts`, the deployed entry point) for integration tests, as
+// Runs the operator as a child process (`node cmd/operator.ts`, the deployed entry point) for integration tests, as
 // it runs in production: its JSON log lines are collected, its /metrics can be read, and it
 // can be stopped with SIGTERM or killed with SIGKILL.
 
@@ -31,7 +31,7 @@ export async function startOperatorProcess(
   const child = spawn(
     process.execPath,
     [
-      'manager/main.ts',
+      'cmd/operator.ts',
       `--kubeconfig=${kubeconfig}`,
       `--metrics-port=${metricsPort}`,
       `--health-port=${healthPort}`,

@@ -29,7 +29,7 @@ import { startServers } from './runtime/server.ts';
 import { createTelemetry } from './telemetry.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 
-/** Everything `npm run operator` can be told (see main.ts for the flags and defaults). */
+/** Everything `npm run operator` can be told (command.ts has the flags and defaults). */
 export interface OperatorOptions {
   readonly kubeconfig?: string;
   readonly context?: string;

@@ -1,4 +1,4 @@
-// The deployed operator process (manager/main.ts) hosts the conversion webhook next to the
+// The deployed operator process (cmd/operator.ts) hosts the conversion webhook next to the
 // controller: it answers ConversionReviews on --webhook-port with the certificate from
 // --webhook-cert-dir, runs the opt-in storage migration before reconciling, and stops
 // cleanly on SIGTERM; a bad flag exits 2.
@@ -62,7 +62,7 @@ function convert(port: number, ca: string): Promise<{ status: number; body: stri
 }
 
 test('a bad flag is a usage error (exit 2)', () => {
-  const r = spawnSync(process.execPath, ['manager/main.ts', '--webhook-port', 'nine'], {
+  const r = spawnSync(process.execPath, ['cmd/operator.ts', '--webhook-port', 'nine'], {
     cwd: ROOT,
     encoding: 'utf8',
   });
@@ -79,7 +79,7 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
   const child = spawn(
     process.execPath,
     [
-      'manager/main.ts',
+      'cmd/operator.ts',
       `--kubeconfig=${testKubeconfig()}`,
       `--namespace=${ns}`,
       '--prometheus-url=http://127.0.0.1:1',

@@ -10,7 +10,7 @@ import { KubeTransport } from '../api/kube/transport.ts';
 import { CRD_NAME } from '../api/schema/common.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { buildCommand } from '../operator/command.ts';
-import { startOperator, type OperatorOptions } from '../operator/manager.ts';
+import { startOperator, type OperatorOptions } from '../operator/assembly.ts';
 import { startWebhookServer, type WebhookServer } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
