@@ -6,8 +6,8 @@
 
 import { startEnvironment } from '../test/support/environment.ts';
 import { bench as conversion } from '../test/bench/conversion.ts';
-import { bench as plugin } from '../plugin/bench.ts';
-import { bench as operator } from '../operator/bench.ts';
+import { bench as plugin } from '../test/bench/plugin.ts';
+import { bench as operator } from '../test/bench/operator.ts';
 import { bench as deployed } from '../test/bench/deployed.ts';
 import type { Environment } from '../test/support/environment.ts';
 

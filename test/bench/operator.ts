@@ -8,16 +8,16 @@
 // Progress goes to stderr, results to stdout. The 10,000-object namespace is not cleaned up:
 // the environment is torn down after the run.
 
-import { AITaskClient } from '../api/aitask-client.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
-import { KubeTransport } from '../api/kube/transport.ts';
-import type * as v2 from '../api/schema/v2.ts';
-import { printTable } from '../test/bench/stats.ts';
-import type { Environment } from '../test/support/environment.ts';
-import { startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
-import { startPrometheus } from '../scripts/lib/prometheus.ts';
-import { Informer, objectKey } from './runtime/informer.ts';
-import { Resources, type Deployment, type KubeEvent } from './runtime/kinds.ts';
+import { AITaskClient } from '../../api/aitask-client.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { KubeTransport } from '../../api/kube/transport.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { printTable } from './stats.ts';
+import type { Environment } from '../support/environment.ts';
+import { startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
+import { startPrometheus } from '../../scripts/lib/prometheus.ts';
+import { Informer, objectKey } from '../../operator/runtime/informer.ts';
+import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';
 
 /** Reconcile workers of the measured operator, and parallel writers of the floor. */
 const WORKERS = 4;

@@ -1,13 +1,13 @@
 // Benchmark section `plugin` (DESIGN §9): wall time of `kubectl aiops describe X`,
 // `explain-phase X` and `--help` through the real kubectl, against `kubectl get at X -o yaml`
 // measured in the same run, interleaved so machine load hits all equally. Prints medians,
-// p90s and ratios. Standalone: AIOPS_TEST_KUBECONFIG=... node plugin/bench.ts
+// p90s and ratios. Standalone: AIOPS_TEST_KUBECONFIG=... node test/bench/plugin.ts
 
-import { ResourceClient } from '../api/kube/resources.ts';
-import { freshNamespace, KUBECONFIG_ENV, testAITasks, testTransport } from '../test/support/cluster.ts';
-import { Resources } from './kinds.ts';
-import { buildAndInstall, kubectl } from './kubectl-run.ts';
-import { deployment } from '../test/support/workloads.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { freshNamespace, KUBECONFIG_ENV, testAITasks, testTransport } from '../support/cluster.ts';
+import { Resources } from '../../plugin/kinds.ts';
+import { buildAndInstall, kubectl } from '../../plugin/kubectl-run.ts';
+import { deployment } from '../support/workloads.ts';
 
 /** Runs per command (after 2 warm-up runs each). */
 const RUNS = 20;
