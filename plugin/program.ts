@@ -11,37 +11,14 @@ import {
   parseRequestTimeout,
   useColor,
   type GlobalOptions,
-  type OutputFormat,
 } from './flags.ts';
-import { palette, type Palette } from './format.ts';
+import { palette } from './format.ts';
 import { EXAMPLES, EXIT_CODES_HELP } from './help.ts';
+import type { CommandBody, CommandContext, Io } from './context.ts';
 import type { Session } from './session.ts';
-
-/** Where a command writes and what it knows about its terminal. */
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  /** Whether stdout is a terminal (colour in `--color auto`). */
-  readonly isTTY: boolean;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  now(): Date;
-}
-
-/** Everything a command body gets: validated globals, styling, and a lazily opened session. */
-export interface CommandContext {
-  readonly io: Io;
-  readonly format: OutputFormat;
-  readonly namespace: string | undefined;
-  readonly pal: Palette;
-  readonly globals: GlobalOptions;
-  /** Connects on first use (loads the kubeconfig); the same session afterwards. */
-  session(): Promise<Session>;
-}
 
 /** Hidden first word kubectl_complete-aiops passes: the rest of the words are completed verbatim. */
 export const COMPLETE_COMMAND = '__complete';
-
-type Body = (ctx: CommandContext, args: string[], opts: Record<string, unknown>) => Promise<number>;
 
 /** Builds the program; `state.exitCode` receives the exit code of the command that ran. */
 export function buildProgram(io: Io, state: { exitCode: number; errorContext: ErrorContext }): Command {
@@ -67,7 +44,7 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     )
     .addHelpText('after', `\n${EXIT_CODES_HELP}`);
 
-  const runner = (load: () => Promise<Body>) =>
+  const runner = (load: () => Promise<CommandBody>) =>
     async function (this: Command, ...raw: unknown[]): Promise<void> {
       const globals = this.optsWithGlobals<GlobalOptions & Record<string, unknown>>();
       const args = raw

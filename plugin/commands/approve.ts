@@ -10,7 +10,7 @@ import { ConflictError } from '../../api/kube/errors.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 import { getTask } from '../session.ts';
 
 /** One line for a decision: "ScaleUp 2 → 3", "CordonNode". */

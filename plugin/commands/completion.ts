@@ -5,7 +5,7 @@
 import type { Command, Option } from 'commander';
 import { COLOR_MODES, OUTPUT_FORMATS, type GlobalOptions } from '../flags.ts';
 import { ExitCode } from '../errors.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 
 /** Cobra's ShellCompDirective values used here. */
 const Directive = { Default: 0, NoFileComp: 4 } as const;

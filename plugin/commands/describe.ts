@@ -16,7 +16,7 @@ import { renderDescribe } from '../describe-text.ts';
 import { ExitCode, UsageError } from '../errors.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
 import { Resources, type DeploymentLike, type KubeEventLike } from '../kinds.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 import { getTask, listTasks, type Session } from '../session.ts';
 
 async function health(s: Session, task: v2.AITask): Promise<TargetHealth> {

@@ -5,7 +5,7 @@ import { explainPhase } from '../../api/status/explain.ts';
 import { ExitCode, UsageError } from '../errors.ts';
 import { renderExplanation, renderExplanationList } from '../explain-text.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 import { getTask, listTasks } from '../session.ts';
 
 /** Runs `explain-phase`. */

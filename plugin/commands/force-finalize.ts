@@ -11,7 +11,7 @@ import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors
 import { planFinalize, planHasWork, type FinalizePlan, type OperatorEvidence } from '../finalize-plan.ts';
 import { age, jsonDoc, table, yamlDoc, type Palette } from '../format.ts';
 import { Resources, type NodeLike } from '../kinds.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
 
 /** What --yes did. */

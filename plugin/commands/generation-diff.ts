@@ -8,7 +8,7 @@ import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, UsageError } from '../errors.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
 import { Resources } from '../kinds.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 import { getTask } from '../session.ts';
 import { renderChanges, specChanges, type FieldChange } from '../spec-diff.ts';
 

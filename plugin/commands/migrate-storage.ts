@@ -6,7 +6,7 @@
 import { migrateStorage, MigrationRefused, type MigrationResult } from '../../api/upgrade/migrate.ts';
 import { ExitCode, RefusedError } from '../errors.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 
 /** Runs `migrate-storage`. */
 export async function migrateStorageCommand(

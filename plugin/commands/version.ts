@@ -5,7 +5,7 @@ import { GROUP } from '../../api/schema/common.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { ExitCode, ifFound } from '../errors.ts';
 import { jsonDoc, yamlDoc } from '../format.ts';
-import type { CommandContext } from '../program.ts';
+import type { CommandContext } from '../context.ts';
 
 interface APIGroup {
   versions?: { version: string }[];
