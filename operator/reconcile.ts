@@ -27,6 +27,7 @@ import {
 } from './decision/decide.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { History } from './edges/history.ts';
+import type { Result } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
@@ -35,12 +36,6 @@ import { evaluate, type EvaluationExtra } from './decision/status.ts';
 import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/status-parts.ts';
 import type { Telemetry } from './telemetry.ts';
-
-/** What reconcile asks the controller to do next. */
-export interface Result {
-  /** Evaluate again after this many ms (unset: only on the next change). */
-  readonly requeueAfterMs?: number;
-}
 
 /** Everything reconcile reads from and writes to. */
 export interface ReconcilerDeps {

@@ -4,16 +4,11 @@
 // event-loop lag).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ControllerMetrics } from './runtime/controller.ts';
 
-/** Every metric the operator exports, on its own registry. */
-export interface Telemetry {
+/** Every metric the operator exports, on its own registry: the controller's and its own. */
+export interface Telemetry extends ControllerMetrics {
   readonly registry: Registry;
-  /** Reconciles by result: success, error. */
-  readonly reconciles: Counter<'result'>;
-  /** Reconcile errors by class: retryable, terminal. */
-  readonly reconcileErrors: Counter<'class'>;
-  /** Reconcile wall time in seconds (buckets 5 ms … 60 s, as controller-runtime). */
-  readonly reconcileDuration: Histogram;
   /** Actions by type (RestartPod, ScaleUp, …) and outcome (executed, blocked, failed). */
   readonly actions: Counter<'action' | 'outcome'>;
   /** LLM advisor outcomes: advice, or the failure reason (LLMTimeout, LLMEndpointNotAllowed, …). */

@@ -4,16 +4,31 @@
 // (5 ms → 1000 s per key, overall token bucket). Stopping lets in-flight reconciles finish.
 
 import { ConflictError, ForbiddenError, InvalidError } from '../../api/kube/errors.ts';
+import type { Counter, Histogram } from 'prom-client';
 import type { Logger } from '../../api/log.ts';
-import type { Result } from '../reconcile.ts';
-import type { Telemetry } from '../telemetry.ts';
 import type { WorkQueue } from './workqueue.ts';
+
+/** What a reconcile asks the controller to do next. */
+export interface Result {
+  /** Evaluate again after this many ms (unset: only on the next change). */
+  readonly requeueAfterMs?: number;
+}
+
+/** The metrics the controller keeps (the operator's registry holds them with its own). */
+export interface ControllerMetrics {
+  /** Reconciles by result: success, error. */
+  readonly reconciles: Counter<'result'>;
+  /** Reconcile errors by class: retryable, terminal. */
+  readonly reconcileErrors: Counter<'class'>;
+  /** Reconcile wall time in seconds (buckets 5 ms … 60 s, as controller-runtime). */
+  readonly reconcileDuration: Histogram;
+}
 
 /** Options of Controller. */
 export interface ControllerOptions {
   readonly queue: WorkQueue;
   readonly reconcile: (key: string) => Promise<Result>;
-  readonly telemetry: Telemetry;
+  readonly telemetry: ControllerMetrics;
   readonly log: Logger;
   /** Parallel workers (default 1, as controller-runtime). */
   readonly maxConcurrentReconciles?: number;
