@@ -1,29 +1,96 @@
 // Lint rules for the whole package: strict typed TypeScript, no `any`, and the room
-// boundaries of the design (api/ imports nothing of ours; operator/, plugin/ and
-// conversion-webhook/ import only api/, never each other).
+// boundaries of the design, enforced by the local rule `aiops/rooms` below: api/ imports
+// nothing of ours; operator/, plugin/ and conversion-webhook/ import only api/, never each
+// other; cmd/ (the operator process) is where operator/ and conversion-webhook/ meet; and
+// inside operator/ the rooms of operator/README.md: the runtime knows nothing of AITasks,
+// the decision core does no I/O, the edges and the LLM advisor build on both.
+import { dirname, relative, resolve } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const rooms = ['api', 'operator', 'plugin', 'conversion-webhook'];
+/**
+ * Room (folder, longest match wins) → what its modules may import, as repo paths: a folder
+ * ends with '/', a file may restrict the names imported from it. Packages are not limited.
+ * Tests may also import the test support, the harness and scripts/lib/ (what tests share with
+ * the scripts). Folders not listed are free (test/, scripts/).
+ * @type {Record<string, (string | { path: string, names: string[] })[]>}
+ */
+const ROOMS = {
+  'api/': ['api/'],
+  'conversion-webhook/': ['conversion-webhook/', 'api/'],
+  'plugin/': ['plugin/', 'api/', 'package.json'],
+  'cmd/': ['cmd/', 'operator/', 'conversion-webhook/', 'api/'],
+  'operator/': ['operator/', 'api/'],
+  'operator/runtime/': [
+    'operator/runtime/',
+    'api/kube/',
+    'api/log.ts',
+    { path: 'api/schema/common.ts', names: ['ObjectMeta'] },
+  ],
+  'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts'],
+  'operator/llm/': ['operator/llm/', 'operator/decision/', 'operator/runtime/', 'api/'],
+  'operator/edges/': ['operator/edges/', 'operator/decision/', 'operator/runtime/', 'api/'],
+};
+const TEST_SUPPORT = ['test/support/', 'test/harness/', 'scripts/lib/'];
 
-/** @param {string} room */
-function boundary(room) {
-  const forbidden = rooms.filter((r) => r !== room && (room === 'api' || r !== 'api'));
-  return {
-    files: [`${room}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: forbidden.map((r) => ({
-            group: [`**/${r}/**`, `../${r}`, `../../${r}`],
-            message: `${room}/ must not import ${r}/ (see DESIGN §2: only api/ is shared).`,
-          })),
-        },
-      ],
-    },
-  };
+/** @param {string} file repo path */
+function roomOf(file) {
+  return Object.keys(ROOMS)
+    .filter((room) => file.startsWith(room))
+    .sort((a, b) => b.length - a.length)[0];
 }
+
+/**
+ * @param {string | { path: string, names: string[] }} entry
+ * @param {string} target repo path
+ * @param {string[] | undefined} names imported names (undefined: the whole module)
+ */
+function allows(entry, target, names) {
+  if (typeof entry === 'string') return entry.endsWith('/') ? target.startsWith(entry) : target === entry;
+  return target === entry.path && names !== undefined && names.every((n) => entry.names.includes(n));
+}
+
+/** @type {import('eslint').Rule.RuleModule} */
+const rooms = {
+  meta: { type: 'problem', schema: [], docs: { description: 'imports stay within the rooms of the layout' } },
+  create(context) {
+    const file = relative(import.meta.dirname, context.filename);
+    const room = roomOf(file);
+    if (room === undefined) return {};
+    const allowed = [...(ROOMS[room] ?? []), ...(file.endsWith('.test.ts') ? TEST_SUPPORT : [])];
+    /**
+     * @param {import('estree').Node} node
+     * @param {unknown} source
+     * @param {string[] | undefined} names
+     */
+    const check = (node, source, names) => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = relative(import.meta.dirname, resolve(dirname(context.filename), source));
+      if (allowed.some((entry) => allows(entry, target, names))) return;
+      const list = allowed.map((e) => (typeof e === 'string' ? e : `${e.path} (${e.names.join(', ')})`));
+      const what = names === undefined ? target : `${names.join(', ')} of ${target}`;
+      context.report({ node, message: `${room} may import only ${list.join(', ')}; not ${what}.` });
+    };
+    return {
+      ImportDeclaration(node) {
+        const named = node.specifiers.every((s) => s.type === 'ImportSpecifier');
+        const names = node.specifiers.map((s) =>
+          s.type === 'ImportSpecifier' && s.imported.type === 'Identifier' ? s.imported.name : '*',
+        );
+        check(node, node.source.value, named && names.length > 0 ? names : undefined);
+      },
+      ExportNamedDeclaration(node) {
+        if (node.source) check(node, node.source.value, undefined);
+      },
+      ExportAllDeclaration(node) {
+        check(node, node.source.value, undefined);
+      },
+      ImportExpression(node) {
+        if (node.source.type === 'Literal') check(node, node.source.value, undefined);
+      },
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'bundle/', 'deploy/', 'test/harness/tools/'] },
@@ -56,5 +123,9 @@ export default tseslint.config(
       'max-lines': 'off',
     },
   },
-  ...rooms.map(boundary),
+  {
+    files: ['**/*.ts'],
+    plugins: { aiops: { rules: { rooms } } },
+    rules: { 'aiops/rooms': 'error' },
+  },
 );
