@@ -32,9 +32,9 @@ import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
-import { evaluate, type EvaluationExtra } from './decision/status.ts';
+import { evaluate, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
-import type { EventSpec } from './decision/status-parts.ts';
+import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
 
 /** Everything reconcile reads from and writes to. */

@@ -8,8 +8,7 @@
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import type { Verdict } from './decide.ts';
-import type { EventSpec } from './status-parts.ts';
-import { planEffect } from './status.ts';
+import { planEffect, type EventSpec } from './vocabulary.ts';
 
 /** The outcome of looking at the approval annotation. */
 export interface ApprovalResult {

@@ -1,6 +1,6 @@
 // The status after an action ran: the pending decision becomes lastDecision, marked
 // executed (attempts, lastExecutionTime, cordoned node) or blocked by the reason the action
-// adapter gave. Pure, like status.ts, which builds the status before the action.
+// adapter gave. Pure, like evaluate.ts, which builds the status before the action.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { ConditionType, Reason, metaTime } from '../../api/status/conditions.ts';
@@ -13,7 +13,7 @@ import {
   type ActionOutcome,
   type EventSpec,
   type Task,
-} from './status-parts.ts';
+} from './vocabulary.ts';
 
 /** The status after the action ran (pure): the decision moves to lastDecision, marked executed or blocked. */
 export function recordOutcome(

@@ -6,7 +6,7 @@
 // Pure: the reconciler gathers the observation.
 
 import type * as v2 from '../../api/schema/v2.ts';
-import type { EventSpec } from './status-parts.ts';
+import type { EventSpec } from './vocabulary.ts';
 
 /** What the operator sees now of the effect a decision names. */
 export interface EffectObservation {

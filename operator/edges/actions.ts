@@ -20,7 +20,7 @@ import {
   type Scale,
 } from '../runtime/kinds.ts';
 import type { EffectObservation } from '../decision/settle.ts';
-import type { ActionOutcome } from '../decision/status-parts.ts';
+import type { ActionOutcome } from '../decision/vocabulary.ts';
 
 function ready(pod: Pod): boolean {
   return (

@@ -9,7 +9,7 @@ import type { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { microTime, Resources, type KubeEvent } from '../runtime/kinds.ts';
 import type { Logger } from '../../api/log.ts';
-import type { EventSpec } from '../decision/status-parts.ts';
+import type { EventSpec } from '../decision/vocabulary.ts';
 
 /** `reportingController` of every Event the operator writes. */
 export const REPORTING_CONTROLLER = 'aiops.example.com/operator';

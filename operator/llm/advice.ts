@@ -9,7 +9,7 @@ import type { AdviceResult } from './advisor.ts';
 import { currentAttempts, type ActionPlan, type Defaults } from '../decision/decide.ts';
 import type { Deployment } from '../runtime/kinds.ts';
 import { allowedActions, countReasons, type AdviceContext } from './protocol.ts';
-import type { EvaluationExtra } from '../decision/status.ts';
+import type { EvaluationExtra } from '../decision/evaluate.ts';
 
 /** The context sent to the LLM: numbers and Event reasons only. */
 export function adviceContext(

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type * as v2 from '../../api/schema/v2.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { decide } from './decide.ts';
-import { evaluate } from './status.ts';
+import { evaluate } from './evaluate.ts';
 import { recordOutcome } from './outcome.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');

@@ -1,9 +1,11 @@
-// The vocabulary shared by the status builders (status.ts before an action, outcome.ts
-// after it): the Event and action-outcome shapes and small pure helpers for conditions.
+// The status vocabulary, in one place: the shapes every status builder speaks (the task it
+// reads, the Events it asks for, an action's outcome, a plan's effect) and the small pure
+// helpers that build conditions and Events. Used by evaluate.ts (the status before an action),
+// outcome.ts (after it), settle.ts and approval.ts.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { setCondition, type ConditionInput } from '../../api/status/conditions.ts';
-import type { BlockReason } from './decide.ts';
+import type { ActionPlan, BlockReason } from './decide.ts';
 
 /** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */
 export interface EventSpec {
@@ -51,4 +53,9 @@ export function without(s: v2.Status, ...keys: (keyof v2.Status)[]): v2.Status {
 /** An Event spec. */
 export function event(type: EventSpec['type'], reason: string, action: string, note: string): EventSpec {
   return { type, reason, action, note };
+}
+
+/** The replicas a scale plan moves between (empty for other actions). */
+export function planEffect(plan: ActionPlan): v2.DecisionEffect {
+  return 'replicas' in plan ? { fromReplicas: plan.from, replicas: plan.replicas } : {};
 }

@@ -11,7 +11,7 @@ import {
   type ConditionInput,
 } from '../../api/status/conditions.ts';
 import { currentAttempts, describePlan, type ActionPlan, type Verdict } from './decide.ts';
-import { cond, event, withConditions, without, type EventSpec, type Task } from './status-parts.ts';
+import { cond, event, planEffect, withConditions, without, type EventSpec, type Task } from './vocabulary.ts';
 
 /** What one evaluation leads to. */
 export interface Evaluation {
@@ -49,11 +49,6 @@ function targetLabel(task: Task): string {
 function thresholdLabel(task: Task): string {
   const op = (task.spec.trigger.operator ?? 'GreaterThan') === 'LessThan' ? '<' : '>';
   return `${op} ${task.spec.trigger.threshold}`;
-}
-
-/** The replicas a scale plan moves between (empty for other actions). */
-export function planEffect(plan: ActionPlan): v2.DecisionEffect {
-  return 'replicas' in plan ? { fromReplicas: plan.from, replicas: plan.replicas } : {};
 }
 
 function decisionRecord(
