@@ -6,7 +6,7 @@
 // Pure: the reconciler gathers the observation.
 
 import type * as v2 from '../../api/schema/v2.ts';
-import type { EventSpec } from './vocabulary.ts';
+import { without, type EventSpec } from './vocabulary.ts';
 
 /** What the operator sees now of the effect a decision names. */
 export interface EffectObservation {
@@ -46,10 +46,6 @@ export function verifyEffect(decision: v2.DecisionRecord, obs: EffectObservation
   }
 }
 
-function withoutPending(s: v2.Status): v2.Status {
-  return Object.fromEntries(Object.entries(s).filter(([k]) => k !== 'pendingDecision'));
-}
-
 /** The status after settling the in-flight decision of `status` as `verification` says, and its Event. */
 export function settleDecision(
   status: v2.Status,
@@ -57,7 +53,7 @@ export function settleDecision(
 ): { status: v2.Status; events: EventSpec[] } | undefined {
   const pending = status.pendingDecision;
   if (!isInFlight(pending)) return undefined;
-  const rest = withoutPending(status);
+  const rest = without(status, 'pendingDecision');
   const counts = pending.action === 'Noop' ? 0 : 1;
   if (verification === 'notDone') {
     const note = `${pending.reason} (interrupted before it took effect; the rules decide again)`;
