@@ -32,7 +32,7 @@ import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
-import { evaluate, type EvaluationExtra } from './decision/evaluate.ts';
+import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
@@ -139,34 +139,55 @@ export class Reconciler {
         task = await this.#writeStatus(task, ev.status, ev.events, log);
         log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
       } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
-    } else {
-      const { decision, plan } = ev.act;
-      task = await this.#writeStatus(task, ev.status, ev.events, log);
-      log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
-      let outcome;
-      try {
-        outcome = await d.actions.run(prepared, deployment);
-      } catch (err) {
-        outcome = {
-          executed: false as const,
-          blockedBy: 'ActionFailed' as const,
-          message: `${plan.action} failed: ${(err as Error).message}`,
-        };
-      }
-      d.telemetry.actions.inc({
-        action: plan.action,
-        outcome: outcome.executed ? 'executed' : outcome.blockedBy === 'ActionFailed' ? 'failed' : 'blocked',
-      });
-      const after = recordOutcome(task, task.status ?? {}, decision, plan, outcome, (d.now ?? Date.now)());
-      task = await this.#writeStatus(task, after.status, after.events, log);
-      log.info('action finished', {
-        action: plan.action,
-        executed: outcome.executed,
-        message: outcome.message,
-      });
-    }
+    } else task = await this.#act(task, ev, ev.act, prepared, deployment, log);
     if (approval.consume) await this.#consumeApproval(task);
     return { task, requeueAfterMs: ev.requeueAfterMs };
+  }
+
+  /**
+   * Writes the decision (its pendingDecision is what a restarted operator settles), runs the
+   * action, and writes the outcome.
+   */
+  async #act(
+    task: v2.AITask,
+    ev: Evaluation,
+    { decision, plan }: NonNullable<Evaluation['act']>,
+    prepared: Prepared,
+    deployment: Deployment,
+    log: Logger,
+  ): Promise<v2.AITask> {
+    const d = this.#d;
+    const decided = await this.#writeStatus(task, ev.status, ev.events, log);
+    log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
+    let outcome;
+    try {
+      outcome = await d.actions.run(prepared, deployment);
+    } catch (err) {
+      outcome = {
+        executed: false as const,
+        blockedBy: 'ActionFailed' as const,
+        message: `${plan.action} failed: ${(err as Error).message}`,
+      };
+    }
+    d.telemetry.actions.inc({
+      action: plan.action,
+      outcome: outcome.executed ? 'executed' : outcome.blockedBy === 'ActionFailed' ? 'failed' : 'blocked',
+    });
+    const after = recordOutcome(
+      decided,
+      decided.status ?? {},
+      decision,
+      plan,
+      outcome,
+      (d.now ?? Date.now)(),
+    );
+    const recorded = await this.#writeStatus(decided, after.status, after.events, log);
+    log.info('action finished', {
+      action: plan.action,
+      executed: outcome.executed,
+      message: outcome.message,
+    });
+    return recorded;
   }
 
   /**
