@@ -108,7 +108,9 @@ describe('guardrails on the harness', { concurrency: true }, () => {
     assert.ok(stalled);
     assert.equal(stalled.reason, 'DuplicateTarget');
     assert.match(stalled.message, new RegExp(`AITask ${ns}/first already watches Deployment ${ns}/web`));
-    assert.ok((await reasons('second')).includes('DuplicateTarget'));
+    await eventually(`the DuplicateTarget Event of second`, async () =>
+      (await reasons('second')).includes('DuplicateTarget') ? true : undefined,
+    );
     assert.equal(await replicas(), 2, 'the duplicate never acts');
     await c.tasks.delete(ns, 'first');
     await until('second to take over', 'second', (o) => o.status?.lastDecision?.executed === true);
@@ -149,10 +151,14 @@ describe('guardrails on the harness', { concurrency: true }, () => {
     assert.equal(status.lastDecision.id, 'verified-1');
     assert.equal(status.lastDecision.executed, true);
     assert.equal(status.attempts, 1);
-    assert.ok((await reasons('verified')).includes('DecisionVerified'));
+    await eventually(`the DecisionVerified Event of verified`, async () =>
+      (await reasons('verified')).includes('DecisionVerified') ? true : undefined,
+    );
     const resumed = await until('resumed', 'resumed', (o) => o.status?.lastDecision?.executed === true);
     assert.equal(resumed.status?.attempts, 1);
-    assert.ok((await reasons('resumed')).includes('DecisionInterrupted'));
+    await eventually(`the DecisionInterrupted Event of resumed`, async () =>
+      (await reasons('resumed')).includes('DecisionInterrupted') ? true : undefined,
+    );
     await eventually(
       'another evaluation of both',
       async () => {

@@ -149,11 +149,13 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
       const o = await c.tasks.get(ns, name);
       assert.equal(llmCond(o)?.status, 'False', name);
       assert.equal(llmCond(o)?.reason, reason, name);
-      const events = await taskEvents(ns, name);
-      assert.ok(
-        events.some((e) => e.reason === reason && e.type === 'Warning'),
-        `${name}: a ${reason} Event`,
-      );
+      const events = await eventually(`${name}: a ${reason} Event and the ScaleUp Event`, async () => {
+        const all = await taskEvents(ns, name);
+        return all.some((e) => e.reason === reason && e.type === 'Warning') &&
+          all.some((e) => e.reason === 'ScaleUp')
+          ? all
+          : undefined;
+      });
       assert.deepEqual(
         [...new Set(events.filter((e) => e.action === e.reason).map((e) => e.reason))],
         ['ScaleUp'],
