@@ -317,6 +317,17 @@ describe(
 
     it('reinstall picks the AITasks up again', async () => {
       const generation = legacyField('v2', '{.metadata.generation}');
+      // OLM validates the existing AITasks against the CRD it installs by listing them at every
+      // version, which calls the conversion webhook of the operator that was uninstalled: the
+      // README's reinstall step turns conversion off first, OLM turns it on again.
+      kubectl([
+        'patch',
+        'crd',
+        'aitasks.aiops.example.com',
+        '--type=merge',
+        '-p',
+        '{"spec":{"conversion":{"strategy":"None","webhook":null}}}',
+      ]);
       kubectl(['apply', '-f', '-'], readmeSubscription());
       await stableSucceeded();
       await until('the operator Pods back', () => {
