@@ -6,10 +6,11 @@
 
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { load } from 'js-yaml';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -166,19 +167,39 @@ const RELEASE_BASE_URL = process.env['AIOPS_RELEASE_BASE_URL'] ?? 'https://aiops
 /** Packs the plugin for krew and writes the manifest with the archive's uri and sha256. */
 function packKrew(version: string): void {
   const archive = `kubectl-aiops-v${version}.tar.gz`;
-  execFileSync('tar', ['-czf', archive, 'kubectl-aiops', 'kubectl_complete-aiops', 'plugin'], { cwd: dist });
+  copyFileSync(join(root, 'LICENSE'), join(dist, 'LICENSE'));
+  execFileSync('tar', ['-czf', archive, 'kubectl-aiops', 'kubectl_complete-aiops', 'plugin', 'LICENSE'], {
+    cwd: dist,
+  });
   const sha256 = createHash('sha256')
     .update(readFileSync(join(dist, archive)))
     .digest('hex');
   const template = readFileSync(join(root, 'plugin/krew/aiops.yaml'), 'utf8');
   mkdirSync(join(dist, 'krew'), { recursive: true });
-  writeFileSync(
-    join(dist, 'krew/aiops.yaml'),
-    template
-      .replaceAll('{{VERSION}}', version)
-      .replaceAll('{{SHA256}}', sha256)
-      .replaceAll('{{URI}}', `${RELEASE_BASE_URL}/v${version}/${archive}`),
-  );
+  const uri = `${RELEASE_BASE_URL}/v${version}/${archive}`;
+  const manifest = template
+    .replaceAll('{{VERSION}}', version)
+    .replaceAll('{{SHA256}}', sha256)
+    .replaceAll('{{URI}}', uri);
+  checkManifest(manifest, { uri, sha256 });
+  writeFileSync(join(dist, 'krew/aiops.yaml'), manifest);
+}
+
+/**
+ * Refuses a krew manifest with a placeholder left (or mangled, e.g. `{ { URI } }`) or whose
+ * platforms do not carry exactly the archive's uri and sha256.
+ */
+function checkManifest(text: string, want: { uri: string; sha256: string }): void {
+  const left = /\{\s*\{\s*[A-Z0-9_]+\s*\}\s*\}/.exec(text);
+  if (left) throw new Error(`plugin/krew/aiops.yaml: placeholder ${left[0]} left after substitution`);
+  const doc = load(text) as { spec?: { platforms?: { uri?: unknown; sha256?: unknown }[] } };
+  const platforms = doc.spec?.platforms ?? [];
+  if (platforms.length === 0) throw new Error('plugin/krew/aiops.yaml: no spec.platforms');
+  for (const p of platforms)
+    if (p.uri !== want.uri || p.sha256 !== want.sha256)
+      throw new Error(
+        `plugin/krew/aiops.yaml: a platform has uri ${JSON.stringify(p.uri)} and sha256 ${JSON.stringify(p.sha256)}, not the archive's`,
+      );
 }
 
 async function bundle(e: Entry): Promise<void> {
