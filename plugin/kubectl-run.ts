@@ -74,10 +74,29 @@ export function buildAndInstall(): string {
   const bin = mkdtempSync(join(tmpdir(), 'aiops-plugin-path-'));
   for (const exe of ['kubectl-aiops', 'kubectl_complete-aiops'])
     symlinkSync(join(root, 'dist', exe), join(bin, exe));
+  return userPath(bin);
+}
+
+/**
+ * Builds the plugin (once per test run) and returns the paths of its krew archive and
+ * generated krew manifest in dist/.
+ */
+export function buildKrewRelease(): { archive: string; manifest: string; version: string } {
+  buildOnce();
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  return {
+    archive: join(root, 'dist', `kubectl-aiops-v${version}.tar.gz`),
+    manifest: join(root, 'dist', 'krew', 'aiops.yaml'),
+    version,
+  };
+}
+
+/** This process's PATH with `first` in front and without the project's own Node on it. */
+export function userPath(...first: string[]): string {
   const rest = (process.env['PATH'] ?? '')
     .split(delimiter)
     .filter((p) => !p.startsWith(join(root, 'node_modules')) && p !== dirname(process.execPath));
-  return [bin, ...rest].join(delimiter);
+  return [...first, ...rest].join(delimiter);
 }
 
 /** Runs `kubectl <args>` with `env` added to a clean environment (no KUBECONFIG unless given). */

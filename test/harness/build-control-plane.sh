@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy) and OLM's own validators (operator-sdk,
-# opm) from Go modules, once, into a cache directory outside the repository, and prints
-# that directory. `all` builds the control plane only; the validators are built on request.
+# kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy),
+# OLM's own validators (operator-sdk, opm), OLM itself (olm) and krew (krew,
+# validate-krew-manifest) from Go modules, once, into a cache directory outside the
+# repository, and prints that directory. `all` builds the control plane only; the others are
+# built on request.
 #
 # Each tool has its own committed wrapper module under test/harness/tools/<name>
 # (go.mod + go.sum + a tools.go blank import): k8s.io/kubernetes and etcd's server module
@@ -11,7 +13,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,8 +60,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -101,5 +103,11 @@ if [[ "$what" == olm ]]; then
     rm -rf "$dest/crds.tmp"; cp -r "$src/deploy/chart/crds" "$dest/crds.tmp"; chmod -R u+w "$dest/crds.tmp"; mv "$dest/crds.tmp" "$dest/crds"
   fi
   ln -sfn "$dest/crds" "$BIN/olm-crds"
+fi
+# krew for the plugin's install test. Deliberately not stamped with its tag: krew treats an
+# unparseable version as a development build and then never runs its background upgrade
+# check (a request to GitHub), even when validate-krew-manifest starts it with a bare env.
+if [[ "$what" == krew ]]; then
+  build krew krew validate-krew-manifest -- sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
 fi
 echo "$BIN"

@@ -1,7 +1,8 @@
-// Finds and runs OLM's own validators (operator-sdk, opm), which
-// test/harness/build-control-plane.sh builds from Go modules into the shared cache. A
-// missing binary skips the OLM tests only while AIOPS_REQUIRE_VALIDATORS is unset (CI
-// sets it, so there a missing validator fails the run instead of hiding it).
+// Finds and runs the ecosystem's own validators — OLM's (operator-sdk, opm) and krew's
+// (krew, validate-krew-manifest) — which test/harness/build-control-plane.sh builds from Go
+// modules into the shared cache. A missing binary skips the tests that need it only while
+// AIOPS_REQUIRE_VALIDATORS is unset (CI sets it, so there a missing validator fails the run
+// instead of hiding it).
 
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +13,15 @@ import { fileURLToPath } from 'node:url';
 /** Repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export type Validator = 'operator-sdk' | 'opm';
+export type Validator = 'operator-sdk' | 'opm' | 'krew' | 'validate-krew-manifest';
+
+/** The build-control-plane.sh target that builds each validator. */
+const TARGET: Readonly<Record<Validator, string>> = {
+  'operator-sdk': 'operator-sdk',
+  opm: 'opm',
+  krew: 'krew',
+  'validate-krew-manifest': 'krew',
+};
 
 /** Path of a validator in the build cache (`$AIOPS_CACHE/bin`, default `~/.cache/aiops/bin`). */
 export function validatorPath(name: Validator): string {
@@ -26,7 +35,7 @@ export function validatorPath(name: Validator): string {
 export function skipUnless(name: Validator): string | false {
   const path = validatorPath(name);
   if (existsSync(path)) return false;
-  const build = `bash test/harness/build-control-plane.sh ${name}`;
+  const build = `bash test/harness/build-control-plane.sh ${TARGET[name]}`;
   if (process.env['AIOPS_REQUIRE_VALIDATORS']) throw new Error(`${path} is missing: run ${build}`);
   return `${name} not built (${build}); set AIOPS_REQUIRE_VALIDATORS to make this a failure`;
 }
@@ -38,10 +47,18 @@ export interface Run {
   readonly stderr: string;
 }
 
-/** Runs a validator with `args` in `cwd` (default: the repository root); never throws on a non-zero exit. */
-export function run(name: Validator, args: readonly string[], cwd = ROOT): Promise<Run> {
+/**
+ * Runs a validator with `args` in `cwd` (default: the repository root) and `env` (default:
+ * this process's environment); never throws on a non-zero exit.
+ */
+export function run(
+  name: Validator,
+  args: readonly string[],
+  cwd = ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(validatorPath(name), args, { cwd, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+    execFile(validatorPath(name), args, { cwd, env, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') {
         reject(new Error(`cannot run ${name}: ${error.message}`, { cause: error }));
         return;
