@@ -1,13 +1,21 @@
-// The LLM advisor's I/O edge: checks the allow-list, API key, circuit breaker and call
-// budget (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
-// timeout and without following redirects, and reads the answer (protocol.ts). It never
-// throws: every problem is a fallback with a specific reason, and the rules decide.
+// The LLM advisor's I/O edge: checks the allow-list, circuit breaker and call budget
+// (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
+// timeout and without following redirects (with the API key as a Bearer token when one is
+// configured, with no Authorization header otherwise: local vLLM and Ollama servers need
+// none), and reads the answer (protocol.ts). A server that refuses a request field by
+// name is asked again without it, within the same call and timeout, and the shape it
+// accepted is kept for that endpoint. It never throws: every problem is a fallback with a
+// specific reason, and the rules decide.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { endpointAllowed, type AllowRule, type CallBudget, type CircuitBreaker } from './policy.ts';
 import {
+  adjustShape,
   chatRequest,
+  DEFAULT_MAX_COMPLETION_TOKENS,
+  initialShape,
   parseCompletion,
+  type RequestShape,
   type Advice,
   type AdviceContext,
   type LLMFailureReason,
@@ -29,11 +37,16 @@ export interface AdvisorOptions {
   readonly breaker: CircuitBreaker;
   /**
    * Name of the operator's env var holding the API key (`--llm-api-key-env`), read at each
-   * call and sent as `Authorization: Bearer`; undefined: no key is sent.
+   * call and sent as `Authorization: Bearer`; undefined, or the variable empty or unset: no
+   * Authorization header.
    */
   readonly apiKeyEnv?: string;
   /** Model when `llm.model` is unset (`--llm-default-model`). */
   readonly defaultModel: string;
+  /** Completion-token limit of each request (default DEFAULT_MAX_COMPLETION_TOKENS). */
+  readonly maxCompletionTokens?: number;
+  /** Sampling temperature sent with each request; undefined: none is sent. */
+  readonly temperature?: number;
   /** Timeout when `llm.timeoutSeconds` is unset, in ms (default 10 000). No retries. */
   readonly defaultTimeoutMs?: number;
   /** Called once per outcome ('advice' or a failure reason), for the metrics. */
@@ -47,9 +60,13 @@ export interface AdvisorOptions {
 /** Asks an LLM for advice within the operator's limits. */
 export class Advisor {
   readonly #o: AdvisorOptions;
+  readonly #initial: RequestShape;
+  /** The request shape each endpoint last accepted or was adjusted to. */
+  readonly #shapes = new Map<string, RequestShape>();
 
   constructor(opts: AdvisorOptions) {
     this.#o = opts;
+    this.#initial = initialShape(opts.maxCompletionTokens ?? DEFAULT_MAX_COMPLETION_TOKENS, opts.temperature);
   }
 
   /** Advice for the AITask `key` in `ctx`, or why there is none. Never throws. */
@@ -71,14 +88,10 @@ export class Advisor {
     if (!endpointAllowed(endpoint, o.allowlist))
       return fallback(
         'LLMEndpointNotAllowed',
-        `${endpoint} is not in the operator's --llm-endpoint-allowlist; it was not contacted`,
+        `${endpoint} is not in the operator's --llm-endpoint-allowlist (AIOPS_LLM_ENDPOINT_ALLOWLIST); it was not contacted`,
       );
-    let apiKey: string | undefined;
-    if (o.apiKeyEnv !== undefined) {
-      apiKey = (o.env ?? process.env)[o.apiKeyEnv];
-      if (apiKey === undefined || apiKey === '')
-        return fallback('LLMNoAPIKey', `the operator's env var ${o.apiKeyEnv} (--llm-api-key-env) is empty`);
-    }
+    const configured = o.apiKeyEnv !== undefined ? (o.env ?? process.env)[o.apiKeyEnv] : undefined;
+    const apiKey = configured === undefined || configured === '' ? undefined : configured;
     const gate = o.breaker.allow(endpoint, now);
     if (!gate.ok)
       return fallback(
@@ -106,28 +119,37 @@ export class Advisor {
     ctx: AdviceContext,
     timeoutMs: number,
   ): Promise<AdviceResult> {
-    let status: number;
-    let text: string;
-    try {
-      const res = await fetch(endpoint, {
-        method: 'POST',
-        redirect: 'error',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
-        },
-        body: JSON.stringify(chatRequest(model, ctx)),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      status = res.status;
-      text = await res.text();
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string } };
-      if (e.name === 'TimeoutError')
-        return fallback('LLMTimeout', `${endpoint} did not answer within ${timeoutMs / 1000}s`);
-      return fallback('LLMUnreachable', `${endpoint} unreachable (${e.cause?.code ?? e.message})`);
+    const signal = AbortSignal.timeout(timeoutMs);
+    let shape = this.#shapes.get(endpoint) ?? this.#initial;
+    let status = 0;
+    let text = '';
+    // At most one retry per optional field: token-limit name, temperature, JSON mode.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      try {
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          redirect: 'error',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
+          },
+          body: JSON.stringify(chatRequest(model, ctx, shape)),
+          signal,
+        });
+        status = res.status;
+        text = await res.text();
+      } catch (err) {
+        const e = err as Error & { cause?: { code?: string } };
+        if (e.name === 'TimeoutError')
+          return fallback('LLMTimeout', `${endpoint} did not answer within ${timeoutMs / 1000}s`);
+        return fallback('LLMUnreachable', `${endpoint} unreachable (${e.cause?.code ?? e.message})`);
+      }
+      const next = adjustShape(status, text, shape);
+      if (next === undefined) break;
+      shape = next;
     }
+    this.#shapes.set(endpoint, shape);
     const parsed = parseCompletion(status, text, ctx.allowedActions);
     return parsed.ok ? { kind: 'advice', advice: parsed.advice } : fallback(parsed.reason, parsed.message);
   }

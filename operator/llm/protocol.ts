@@ -2,7 +2,10 @@
 // the answer. The context is compact and redacted by construction: numbers, the allowed
 // actions and Event reasons only — no names, no Event notes, no env values, no Secrets.
 // The answer must be one strict JSON object naming an allowed action; anything else is a
-// failure with a specific reason. Pure.
+// failure with a specific reason. The request follows the current OpenAI shape
+// (`max_completion_tokens`, no sampling parameters unless configured); when a server refuses a
+// field by name with HTTP 400 — an older server that only knows `max_tokens`, a reasoning
+// model that refuses `max_tokens` or a `temperature` — `adjustShape` says how to ask again. Pure.
 
 import type * as v2 from '../../api/schema/v2.ts';
 
@@ -11,7 +14,6 @@ export type LLMFailureReason =
   | 'LLMEndpointNotAllowed'
   | 'LLMCircuitOpen'
   | 'LLMBudgetExhausted'
-  | 'LLMNoAPIKey'
   | 'LLMTimeout'
   | 'LLMUnreachable'
   | 'LLMHTTPError'
@@ -72,18 +74,80 @@ export function systemPrompt(allowed: readonly string[]): string {
   ].join(' ');
 }
 
+/** Default completion-token limit of a request (`--llm-max-completion-tokens`). */
+export const DEFAULT_MAX_COMPLETION_TOKENS = 200;
+
+/** The optional fields of a request, as configured and as adjusted for one server. */
+export interface RequestShape {
+  /** Completion-token limit (default DEFAULT_MAX_COMPLETION_TOKENS). */
+  readonly maxCompletionTokens: number;
+  /** Field the limit is sent in: the current name, or the older one (default the current). */
+  readonly tokensField: 'max_completion_tokens' | 'max_tokens';
+  /** Sampling temperature; undefined: not sent. */
+  readonly temperature?: number;
+  /** Ask for a JSON object through `response_format` (default true). */
+  readonly jsonMode: boolean;
+}
+
+/** The shape before any server has refused anything. */
+export function initialShape(maxCompletionTokens: number, temperature?: number): RequestShape {
+  return {
+    maxCompletionTokens,
+    tokensField: 'max_completion_tokens',
+    jsonMode: true,
+    ...(temperature !== undefined ? { temperature } : {}),
+  };
+}
+
 /** The chat-completions request body. */
-export function chatRequest(model: string, ctx: AdviceContext): Record<string, unknown> {
+export function chatRequest(
+  model: string,
+  ctx: AdviceContext,
+  shape: RequestShape = initialShape(DEFAULT_MAX_COMPLETION_TOKENS),
+): Record<string, unknown> {
   return {
     model,
-    temperature: 0,
-    max_tokens: 200,
-    response_format: { type: 'json_object' },
     messages: [
       { role: 'system', content: systemPrompt(ctx.allowedActions) },
       { role: 'user', content: JSON.stringify(ctx) },
     ],
+    [shape.tokensField]: shape.maxCompletionTokens,
+    ...(shape.temperature !== undefined ? { temperature: shape.temperature } : {}),
+    ...(shape.jsonMode ? { response_format: { type: 'json_object' } } : {}),
   };
+}
+
+/**
+ * How to ask again after HTTP `status` with `body`: a shape without the field the server
+ * refused by name (the older or the newer token-limit field, the temperature, the JSON mode),
+ * or undefined when the answer is not such a refusal or nothing is left to change.
+ */
+export function adjustShape(status: number, body: string, shape: RequestShape): RequestShape | undefined {
+  if (status !== 400 && status !== 422) return undefined;
+  let text = body;
+  try {
+    const doc = JSON.parse(body) as {
+      error?: { message?: unknown; param?: unknown };
+      message?: unknown;
+      detail?: unknown;
+    };
+    text = JSON.stringify([doc.error?.param, doc.error?.message, doc.message, doc.detail]);
+  } catch {
+    // Not JSON: the raw text names the field, if anything does.
+  }
+  const names = (field: string): boolean => new RegExp(`\\b${field}\\b`).test(text);
+  if (shape.tokensField === 'max_completion_tokens' && names('max_completion_tokens'))
+    return { ...shape, tokensField: 'max_tokens' };
+  if (shape.tokensField === 'max_tokens' && names('max_tokens'))
+    return { ...shape, tokensField: 'max_completion_tokens' };
+  if (shape.temperature !== undefined && names('temperature'))
+    return {
+      maxCompletionTokens: shape.maxCompletionTokens,
+      tokensField: shape.tokensField,
+      jsonMode: shape.jsonMode,
+    };
+  if (shape.jsonMode && names('response_format')) return { ...shape, jsonMode: false };
+  return undefined;
 }
 
 function clean(text: string): string {

@@ -1,8 +1,9 @@
 // A local OpenAI-compatible chat-completions server for integration tests (node:http): it
-// checks requests as the real API does (POST, JSON body with model and messages, 400 with an
-// OpenAI error body otherwise), records every request it receives (headers and raw body),
-// and answers from a script the test controls — a JSON answer, raw content, an HTTP error,
-// or a delay longer than the client's timeout.
+// checks requests as the real servers do (POST, JSON body with model and messages, 400 with
+// an error body otherwise), with the accept rules of one kind of server (ServerStyle: the
+// current OpenAI API with a reasoning model, an older vLLM, Ollama), records every request
+// it receives (headers and raw body), and answers from a script the test controls — a JSON
+// answer, raw content, an HTTP error, or a delay longer than the client's timeout.
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,101 @@ export type LLMReply =
   | { readonly status: number; readonly message?: string }
   /** Waits this long before answering with `then`. */
   | { readonly delayMs: number; readonly then: LLMReply };
+
+/**
+ * Whose accept rules the server applies to a request's optional fields:
+ * - `openai`: the current OpenAI API serving a reasoning model: refuses `max_tokens` (use
+ *   `max_completion_tokens`) and any `temperature` but 1, refuses unknown fields, and wants
+ *   `Authorization: Bearer` when `apiKey` is set (401 otherwise);
+ * - `vllm`: an older vLLM: knows `max_tokens`, `temperature`, `response_format` only and
+ *   refuses any other field (pydantic's extra_forbidden, HTTP 400), no key needed;
+ * - `ollama`: Ollama's OpenAI-compatible API: ignores fields it does not know (so a
+ *   `max_completion_tokens` it cannot read is dropped silently), never asks for a key;
+ * - `lenient` (default): accepts every field.
+ */
+export type ServerStyle = 'openai' | 'vllm' | 'ollama' | 'lenient';
+
+/** Options of startLLMServer. */
+export interface LLMServerOptions {
+  /** Accept rules (default `lenient`). */
+  readonly style?: ServerStyle;
+  /** `openai` style only: the key every request must carry as a Bearer token. */
+  readonly apiKey?: string;
+}
+
+const KNOWN = new Set([
+  'model',
+  'messages',
+  'max_completion_tokens',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'response_format',
+  'seed',
+  'user',
+  'stream',
+]);
+const VLLM_OLD = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'response_format',
+  'seed',
+  'user',
+  'stream',
+]);
+
+/** Why a server of `style` refuses `doc` (status and message), or undefined when it accepts it. */
+function refusal(
+  style: ServerStyle,
+  doc: Record<string, unknown>,
+  auth: string | undefined,
+  apiKey: string | undefined,
+): { status: number; message: string; param: string | null; code: string | null } | undefined {
+  if (style === 'openai') {
+    if (apiKey !== undefined && auth !== `Bearer ${apiKey}`)
+      return { status: 401, message: 'Incorrect API key provided.', param: null, code: 'invalid_api_key' };
+    for (const k of Object.keys(doc))
+      if (!KNOWN.has(k))
+        return {
+          status: 400,
+          message: `Unrecognized request argument supplied: ${k}`,
+          param: null,
+          code: null,
+        };
+    if ('max_tokens' in doc)
+      return {
+        status: 400,
+        message:
+          "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        param: 'max_tokens',
+        code: 'unsupported_parameter',
+      };
+    if ('temperature' in doc && doc['temperature'] !== 1)
+      return {
+        status: 400,
+        message: `Unsupported value: 'temperature' does not support ${JSON.stringify(doc['temperature'])} with this model. Only the default (1) value is supported.`,
+        param: 'temperature',
+        code: 'unsupported_value',
+      };
+  }
+  if (style === 'vllm')
+    for (const k of Object.keys(doc))
+      if (!VLLM_OLD.has(k))
+        return {
+          status: 400,
+          message: `[{'type': 'extra_forbidden', 'loc': ('body', '${k}'), 'msg': 'Extra inputs are not permitted'}]`,
+          param: null,
+          code: null,
+        };
+  return undefined;
+}
 
 /** A request the server received. */
 export interface RecordedRequest {
@@ -53,8 +149,12 @@ function error(
   send(res, status, { error: { message, type, param: null, code: null } });
 }
 
-/** Starts a server on a free port of 127.0.0.1 answering `initial` until told otherwise. */
-export async function startLLMServer(initial: LLMReply): Promise<LLMServer> {
+/**
+ * Starts a server on a free port of 127.0.0.1 answering `initial` until told otherwise, to
+ * requests its `style` accepts.
+ */
+export async function startLLMServer(initial: LLMReply, opts: LLMServerOptions = {}): Promise<LLMServer> {
+  const style = opts.style ?? 'lenient';
   const requests: RecordedRequest[] = [];
   let current = initial;
   let seq = 0;
@@ -97,11 +197,23 @@ export async function startLLMServer(initial: LLMReply): Promise<LLMServer> {
         error(res, 400, 'Content-Type must be application/json');
         return;
       }
-      let doc: { model?: unknown; messages?: unknown };
+      let doc: { model?: unknown; messages?: unknown } & Record<string, unknown>;
       try {
         doc = JSON.parse(body) as typeof doc;
       } catch {
         error(res, 400, 'We could not parse the JSON body of your request.');
+        return;
+      }
+      const refused = refusal(style, doc, req.headers.authorization, opts.apiKey);
+      if (refused) {
+        send(res, refused.status, {
+          error: {
+            message: refused.message,
+            type: 'invalid_request_error',
+            param: refused.param,
+            code: refused.code,
+          },
+        });
         return;
       }
       if (typeof doc.model !== 'string') {
