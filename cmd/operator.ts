@@ -9,7 +9,7 @@ import { CommanderError, InvalidArgumentError } from 'commander';
 import { KubeTransport } from '../api/kube/transport.ts';
 import { CRD_NAME } from '../api/schema/common.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
-import { buildCommand } from '../operator/command.ts';
+import { buildCommand, switchOption } from '../operator/command.ts';
 import { startOperator, type OperatorOptions } from '../operator/assembly.ts';
 import { startWebhookServer, type WebhookServer } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
@@ -51,9 +51,11 @@ const command = buildCommand(run)
     'directory with the webhook tls.crt and tls.key (reloaded on change)',
     DEFAULT_CERT_DIR,
   )
-  .option(
-    '--self-signed-cert',
-    'issue and renew the webhook certificate in a Secret and patch the CRD caBundle (plain install without OLM)',
+  .addOption(
+    switchOption(
+      '--self-signed-cert',
+      'issue and renew the webhook certificate in a Secret and patch the CRD caBundle (plain install without OLM)',
+    ),
   )
   .option(
     '--webhook-secret <name>',
@@ -71,9 +73,11 @@ const command = buildCommand(run)
     seconds,
     3600,
   )
-  .option(
-    '--migrate-storage-on-start',
-    'before reconciling, rewrite every AITask at the storage version and trim the CRD storedVersions (as kubectl aiops migrate-storage)',
+  .addOption(
+    switchOption(
+      '--migrate-storage-on-start',
+      'before reconciling, rewrite every AITask at the storage version and trim the CRD storedVersions (as kubectl aiops migrate-storage)',
+    ),
   )
   .showHelpAfterError('(run with --help for every flag)')
   .exitOverride();

@@ -52,9 +52,16 @@ export interface OperatorOptions {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
+  /** Port of /metrics (0: a free one). */
   readonly metricsPort: number;
+  /** Port of /healthz and /readyz (0: a free one). */
   readonly healthPort: number;
+  /** Address every endpoint listens on unless overridden below (and the hosted webhook's). */
   readonly bindAddress: string;
+  /** Address /metrics listens on (default: bindAddress). */
+  readonly metricsHost?: string;
+  /** Address /healthz and /readyz listen on (default: bindAddress). */
+  readonly healthHost?: string;
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
   readonly log: Logger;
@@ -65,6 +72,8 @@ export interface LLMOptions {
   readonly allowlist: readonly AllowRule[];
   readonly apiKeyEnv?: string;
   readonly defaultModel: string;
+  readonly maxCompletionTokens?: number;
+  readonly temperature?: number;
   readonly callsPerHour: number;
   readonly taskCallsPerHour: number;
   readonly failureThreshold: number;
@@ -187,6 +196,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour),
       breaker: new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs),
       ...(o.llm.apiKeyEnv !== undefined ? { apiKeyEnv: o.llm.apiKeyEnv } : {}),
+      ...(o.llm.maxCompletionTokens !== undefined ? { maxCompletionTokens: o.llm.maxCompletionTokens } : {}),
+      ...(o.llm.temperature !== undefined ? { temperature: o.llm.temperature } : {}),
       defaultModel: o.llm.defaultModel,
       onOutcome: (outcome) => telemetry.llmCalls.inc({ outcome }),
     }),
@@ -209,9 +220,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   });
   const servers = await startServers(
     { ready: () => taskCache.synced && deployments.synced, registry: telemetry.registry },
-    o.metricsPort,
-    o.healthPort,
-    o.bindAddress,
+    { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
+    { host: o.healthHost ?? o.bindAddress, port: o.healthPort },
   );
   log.info('serving endpoints', {
     metricsPort: servers.metricsPort,

@@ -1,6 +1,10 @@
 // The operator's command line: every flag with its default and validation, turned into
 // OperatorOptions. The process entry point (cmd/operator.ts, `npm run operator`) adds the
-// hosted webhook's flags and runs it.
+// hosted webhook's flags and runs it. Every flag can also come from the environment
+// (SettingsCommand: AIOPS_ + the flag's name), because an OLM Subscription can set a
+// container's env but not its args; a flag given on the command line wins. The names
+// kubebuilder/controller-runtime operators use are accepted too (--metrics-bind-address,
+// --health-probe-bind-address, --zap-log-level).
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_INSTALL } from '../api/install.ts';
@@ -9,6 +13,7 @@ import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './assembly.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
+import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
 
 function allowlist(value: string): AllowRule[] {
   try {
@@ -33,11 +38,88 @@ function int(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+function temperature(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 2)
+    throw new InvalidArgumentError(`expected a temperature from 0 to 2, got "${value}"`);
+  return n;
+}
+
 function positive(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0)
     throw new InvalidArgumentError(`expected a positive number, got "${value}"`);
   return n;
+}
+
+/** `true`/`false` (also 1/0, yes/no, on/off) for a switch given a value or set from the environment. */
+function bool(value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+  throw new InvalidArgumentError(`expected true or false, got "${value}"`);
+}
+
+/**
+ * A switch (default off): `--name` or `--name=true` turns it on, `--name=false` off, and so
+ * does its environment variable's value (commander would turn a plain boolean on for any value).
+ */
+export function switchOption(flags: string, description: string): Option {
+  return new Option(`${flags} [bool]`, description).preset('true').argParser(bool).default(false);
+}
+
+/** Where an endpoint listens, from controller-runtime's `[host]:port` form. */
+export interface HostPort {
+  /** IP to bind; `undefined` when the address leaves it out (`:8080`). */
+  readonly host?: string;
+  readonly port: number;
+}
+
+/**
+ * Parses a controller-runtime bind address: `:8080`, `127.0.0.1:8080`, `[::1]:8080`. The
+ * value "0" (controller-runtime's "off") is refused: this operator always serves its endpoints.
+ */
+export function hostPort(value: string): HostPort {
+  if (value.trim() === '0')
+    throw new InvalidArgumentError(
+      '"0" (off) is not supported: the operator always serves /metrics, /healthz and /readyz; give [host]:port',
+    );
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value.trim());
+  const port = Number(m?.[3]);
+  if (!m || port > 65535)
+    throw new InvalidArgumentError(`expected [host]:port such as :8080 or 127.0.0.1:8080, got "${value}"`);
+  const host = m[1] ?? m[2] ?? '';
+  return host === '' ? { port } : { host, port };
+}
+
+/**
+ * controller-runtime's `--zap-log-level`: debug, info, error, or an integer verbosity > 0
+ * (any is debug here); plus warn. Returns one of the operator's levels.
+ */
+export function logLevel(value: string): 'debug' | 'info' | 'warn' | 'error' {
+  const v = value.trim().toLowerCase();
+  if (v === 'debug' || v === 'info' || v === 'warn' || v === 'error') return v;
+  if (v === 'panic' || v === 'dpanic' || v === 'fatal') return 'error';
+  if (/^[1-9]\d*$/.test(v)) return 'debug';
+  throw new InvalidArgumentError(`expected debug, info, warn, error or a verbosity > 0, got "${value}"`);
+}
+
+/** The environment variable of a long flag: `--prometheus-url` → `AIOPS_PROMETHEUS_URL`. */
+function envFor(long: string): string {
+  return `AIOPS_${long.replace(/^--/, '').replaceAll('-', '_').toUpperCase()}`;
+}
+
+/**
+ * A Command whose every option, as it is added, gets its environment variable (envFor of
+ * its long name; shown in --help), except --kubeconfig, whose variable is the standard
+ * KUBECONFIG read by the client. Commander lets a command-line flag override the variable.
+ */
+export class SettingsCommand extends Command {
+  override addOption(option: Option): this {
+    if (option.long !== undefined && option.long !== '--kubeconfig' && option.envVar === undefined)
+      option.env(envFor(option.long));
+    return super.addOption(option);
+  }
 }
 
 /** Parses a Go-style duration ("15s", "500ms", "2m") into ms. */
@@ -48,11 +130,17 @@ export function duration(value: string): number {
   return Math.round(Number(m[1]) * factor);
 }
 
-/** The operator's command line. */
+/** The env var the API key is read from unless --llm-api-key-env names another. */
+export const LLM_API_KEY_ENV = 'AIOPS_LLM_API_KEY';
+
+/** The operator's command line; flags the entry point adds get their variables too. */
 export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Command {
-  return new Command('operator')
+  return new SettingsCommand('operator')
     .description('aiops operator: reconciles AITasks (aiops.example.com/v2) against Prometheus metrics')
-    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
+    .option(
+      '--kubeconfig <path>',
+      'kubeconfig file (env: KUBECONFIG, read by the client; default: ~/.kube/config, else in-cluster)',
+    )
     .option('--context <name>', 'kubeconfig context (default: current-context)')
     .option('--namespace <ns>', 'watch only this namespace (default: all namespaces)')
     .requiredOption('--prometheus-url <url>', 'Prometheus base URL', 'http://localhost:9090')
@@ -61,7 +149,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       'query when trigger.query is empty; {{namespace}} and {{name}} are the target',
       DEFAULT_QUERY_TEMPLATE,
     )
-    .option('--allow-cross-namespace', 'allow targets outside the AITask namespace', false)
+    .addOption(switchOption('--allow-cross-namespace', 'allow targets outside the AITask namespace'))
     .option('--max-concurrent-reconciles <n>', 'parallel reconciles', int(1, 1000), 1)
     .option('--rate-limit-qps <n>', 'overall retry rate (per second)', positive, 10)
     .option('--rate-limit-burst <n>', 'overall retry burst', int(1), 100)
@@ -100,10 +188,22 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     )
     .option(
       '--llm-api-key-env <name>',
-      "env var of the operator holding the LLM API key (map a Secret of the operator's namespace into it); unset: no key is sent",
+      'env var of the operator holding the LLM API key, sent as a Bearer token (the manifests map the optional Secret aiops-llm into it); empty or unset: requests carry no Authorization header',
       envName,
+      LLM_API_KEY_ENV,
     )
     .option('--llm-default-model <name>', 'model when spec.decision.llm.model is unset', 'gpt-4o-mini')
+    .option(
+      '--llm-max-completion-tokens <n>',
+      'max_completion_tokens of each request (sent as max_tokens to servers that only know that)',
+      int(1, 100_000),
+      DEFAULT_MAX_COMPLETION_TOKENS,
+    )
+    .option(
+      '--llm-temperature <t>',
+      'sampling temperature sent with each request (0 to 2); unset: not sent, the model uses its default',
+      temperature,
+    )
     .option('--llm-calls-per-hour <n>', 'LLM calls per sliding hour, all AITasks together', int(0), 120)
     .option('--llm-task-calls-per-hour <n>', 'LLM calls per sliding hour for one AITask', int(0), 12)
     .option(
@@ -118,10 +218,11 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       duration,
       300_000,
     )
-    .option(
-      '--leader-elect',
-      'elect a leader on a coordination.k8s.io Lease; only the leader reconciles',
-      false,
+    .addOption(
+      switchOption(
+        '--leader-elect',
+        'elect a leader on a coordination.k8s.io Lease; only the leader reconciles',
+      ),
     )
     .option(
       '--leader-election-namespace <ns>',
@@ -136,12 +237,34 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--health-port <port>', 'port of /healthz and /readyz (0: a free port)', int(0, 65535), 8081)
     .option('--bind-address <ip>', 'address the endpoints listen on', '0.0.0.0')
     .addOption(
-      new Option('--log-level <level>', 'log level')
-        .choices(['debug', 'info', 'warn', 'error'])
+      new Option(
+        '--metrics-bind-address <[host]:port>',
+        "controller-runtime's name: where /metrics listens (instead of --metrics-port, and --bind-address for it)",
+      )
+        .argParser(hostPort)
+        .conflicts('metricsPort'),
+    )
+    .addOption(
+      new Option(
+        '--health-probe-bind-address <[host]:port>',
+        "controller-runtime's name: where /healthz and /readyz listen (instead of --health-port, and --bind-address for them)",
+      )
+        .argParser(hostPort)
+        .conflicts('healthPort'),
+    )
+    .addOption(
+      new Option(
+        '--zap-log-level, --log-level <level>',
+        'log level: debug, info, warn, error, or a zap verbosity > 0 (debug)',
+      )
+        .argParser(logLevel)
         .default('info'),
     )
     .action(async (f: Record<string, unknown>) => {
       const str = (k: string): string | undefined => (typeof f[k] === 'string' ? f[k] : undefined);
+      const at = (k: string): HostPort | undefined => f[k] as HostPort | undefined;
+      const metricsAt = at('metricsBindAddress');
+      const healthAt = at('healthProbeBindAddress');
       const num = (k: string): number => f[k] as number;
       const opt = <K extends string>(key: K, v: string | undefined): Partial<Record<K, string>> =>
         v === undefined ? {} : ({ [key]: v } as Record<K, string>);
@@ -166,8 +289,10 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         maxCordonedNodesPercent: num('maxCordonedNodesPercent'),
         llm: {
           allowlist: f.llmEndpointAllowlist as AllowRule[],
-          ...opt('apiKeyEnv', str('llmApiKeyEnv')),
+          apiKeyEnv: str('llmApiKeyEnv') ?? LLM_API_KEY_ENV,
           defaultModel: str('llmDefaultModel') ?? 'gpt-4o-mini',
+          maxCompletionTokens: num('llmMaxCompletionTokens'),
+          ...(typeof f.llmTemperature === 'number' ? { temperature: f.llmTemperature } : {}),
           callsPerHour: num('llmCallsPerHour'),
           taskCallsPerHour: num('llmTaskCallsPerHour'),
           failureThreshold: num('llmFailureThreshold'),
@@ -179,9 +304,11 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         leaseDurationMs: num('leaseDuration'),
         renewDeadlineMs: num('renewDeadline'),
         retryPeriodMs: num('retryPeriod'),
-        metricsPort: num('metricsPort'),
-        healthPort: num('healthPort'),
+        metricsPort: metricsAt?.port ?? num('metricsPort'),
+        healthPort: healthAt?.port ?? num('healthPort'),
         bindAddress: str('bindAddress') ?? '0.0.0.0',
+        ...(metricsAt ? { metricsHost: metricsAt.host ?? '0.0.0.0' } : {}),
+        ...(healthAt ? { healthHost: healthAt.host ?? '0.0.0.0' } : {}),
         log: createLogger('operator', { level: parseLogLevel(str('logLevel') ?? 'info') }),
       });
     });

@@ -191,6 +191,33 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     assert.ok((await op.metric('aiops_llm_calls_total', { outcome: 'advice' })) >= 2);
   });
 
+  test('configured from the environment alone, as an OLM Subscription does: keyless, an older vLLM, advice followed', async (t) => {
+    const ns = await freshNamespace('llm-env', (fn) => t.after(fn));
+    const c = await clients();
+    const vllm = await startLLMServer(answer('ScaleUp'), { style: 'vllm' });
+    servers.push(vllm);
+    await c.deployments.create(ns, deployment('web', 1));
+    await metrics.set(ns, 5);
+    await c.tasks.create(ns, llmTask('web', ns, vllm.endpoint));
+    await operatorFor(ns, metrics.prometheus.url, t, [], {
+      AIOPS_LLM_ENDPOINT_ALLOWLIST: '127.0.0.1',
+      AIOPS_LLM_MAX_COMPLETION_TOKENS: '150',
+      AIOPS_LLM_TEMPERATURE: '0',
+    });
+    await eventually('the LLM advice followed: scaled up', async () =>
+      ((await c.deployments.get(ns, 'web')).spec?.replicas ?? 0) >= 2 ? true : undefined,
+    );
+    const o = await c.tasks.get(ns, 'web');
+    assert.equal(o.status?.lastDecision?.source, 'llm');
+    assert.equal(findCondition(o.status.conditions, 'LLMAvailable')?.status, 'True');
+    const sent = vllm.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    assert.equal(sent[0]?.['max_completion_tokens'], 150, 'the current field first');
+    assert.equal(sent[1]?.['max_tokens'], 150, 'then the field this server knows');
+    assert.ok(sent.slice(1).every((b) => b['temperature'] === 0 && !('max_completion_tokens' in b)));
+    for (const r of vllm.requests)
+      assert.equal(r.headers.authorization, undefined, 'no key: no Authorization');
+  });
+
   test('circuit breaker: after 2 failures the endpoint is no longer called; rules keep acting', async (t) => {
     const ns = await freshNamespace('llm-cb', (fn) => t.after(fn));
     const c = await clients();

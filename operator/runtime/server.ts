@@ -46,21 +46,23 @@ function listen(server: http.Server, host: string, port: number): Promise<number
   });
 }
 
-/** Starts the endpoints on `host` (default 0.0.0.0); rejects if a port is taken. */
-export async function startServers(
-  p: Probes,
-  metricsPort: number,
-  healthPort: number,
-  host = '0.0.0.0',
-): Promise<Servers> {
+/** Where one endpoint listens: `host` (an IP) and `port` (0: a free one). */
+export interface Listen {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Starts the endpoints; one listener when both name the same non-zero port and host. Rejects if a port is taken. */
+export async function startServers(p: Probes, metrics: Listen, health: Listen): Promise<Servers> {
   const servers: http.Server[] = [];
-  const start = async (port: number): Promise<number> => {
+  const start = async (at: Listen): Promise<number> => {
     const s = http.createServer(handler(p));
     servers.push(s);
-    return listen(s, host, port);
+    return listen(s, at.host, at.port);
   };
-  const m = await start(metricsPort);
-  const h = healthPort === metricsPort && metricsPort !== 0 ? m : await start(healthPort);
+  const m = await start(metrics);
+  const shared = health.port === metrics.port && health.host === metrics.host && metrics.port !== 0;
+  const h = shared ? m : await start(health);
   return {
     metricsPort: m,
     healthPort: h,

@@ -3,6 +3,7 @@
 // restricted security context (non-root, read-only root filesystem, no capabilities).
 
 import { DEFAULT_INSTALL } from '../../api/install.ts';
+import { LLM_API_KEY_ENV } from '../../operator/command.ts';
 
 /** Labels on the operator's pods; the Deployment selector and the webhook Service use them. */
 export const OPERATOR_LABELS = {
@@ -18,15 +19,17 @@ export const WEBHOOK_SERVICE_PORT = 443;
 
 /** Optional Secret in the install namespace whose `api-key` is sent to LLM endpoints (LLM mode). */
 export const LLM_SECRET = 'aiops-llm';
-/** Env var the operator reads the LLM API key from (mapped from LLM_SECRET). */
-export const LLM_API_KEY_ENV = 'AIOPS_LLM_API_KEY';
+/** Env var the operator reads the LLM API key from (its default; mapped from LLM_SECRET). */
+export { LLM_API_KEY_ENV };
 
 /** Where the webhook reads `tls.crt`/`tls.key`: the path OLM mounts its serving certificate at. */
 export const WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
 
 /**
  * Flags every install passes to the operator (see `npm run operator -- --help`). The Lease
- * lives in the install namespace, which OLM chooses, so it comes from the downward API.
+ * lives in the install namespace, which OLM chooses, so it comes from the downward API. No
+ * LLM setting is forced: LLM mode is turned on through the environment (AIOPS_LLM_*), which
+ * an OLM Subscription's `spec.config.env` can set, and without a key no Authorization is sent.
  */
 export const OPERATOR_ARGS = [
   '--leader-elect',
@@ -35,7 +38,6 @@ export const OPERATOR_ARGS = [
   `--health-port=${PORTS.health}`,
   `--webhook-port=${PORTS.webhook}`,
   `--webhook-cert-dir=${WEBHOOK_CERT_DIR}`,
-  `--llm-api-key-env=${LLM_API_KEY_ENV}`,
 ];
 
 export interface DeploymentOptions {

@@ -22,10 +22,14 @@ export interface OperatorProcess {
   kill(): Promise<void>;
 }
 
-/** Starts the operator with `args` (kubeconfig, ports and log level are set here). */
+/**
+ * Starts the operator with `args` (kubeconfig, ports and log level are set here) and `env`
+ * added to this process's environment.
+ */
 export async function startOperatorProcess(
   kubeconfig: string,
   args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<OperatorProcess> {
   const [metricsPort = 0, healthPort = 0] = await freePorts(2);
   const child = spawn(
@@ -38,7 +42,7 @@ export async function startOperatorProcess(
       '--bind-address=127.0.0.1',
       ...args,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   const logs: Record<string, unknown>[] = [];
   let buf = '';

@@ -116,18 +116,19 @@ export function aitask(
   };
 }
 
-/** Starts an operator watching only `ns` with `args`, stopped when the test ends. */
+/** Starts an operator watching only `ns` with `args` and `env` added, stopped when the test ends. */
 export async function operatorFor(
   ns: string,
   prometheusUrl: string,
   t: { after: (fn: () => Promise<void>) => void },
   args: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<OperatorProcess> {
-  const op = await startOperatorProcess(testKubeconfig(), [
-    `--namespace=${ns}`,
-    `--prometheus-url=${prometheusUrl}`,
-    ...args,
-  ]);
+  const op = await startOperatorProcess(
+    testKubeconfig(),
+    [`--namespace=${ns}`, `--prometheus-url=${prometheusUrl}`, ...args],
+    env,
+  );
   t.after(async () => {
     await op.stop();
   });

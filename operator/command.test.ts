@@ -1,0 +1,129 @@
+// The operator's settings as users give them: flags, the environment (what an OLM
+// Subscription's spec.config.env can set) with the flag winning, the controller-runtime
+// names, switches turned off by "false", and README naming every flag and variable.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import type { OperatorOptions } from './assembly.ts';
+import { buildCommand, hostPort, logLevel } from './command.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Parses `argv` with `env` in place of the AIOPS_ variables; returns the options. */
+async function parse(argv: readonly string[], env: Record<string, string> = {}): Promise<OperatorOptions> {
+  const saved = { ...process.env };
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('AIOPS_')) Reflect.deleteProperty(process.env, k);
+  Object.assign(process.env, env);
+  try {
+    let got: OperatorOptions | undefined;
+    const cmd = buildCommand((o) => {
+      got = o;
+      return Promise.resolve();
+    }).exitOverride();
+    cmd.configureOutput({ writeErr: () => undefined });
+    await cmd.parseAsync([...argv], { from: 'user' });
+    if (!got) throw new Error('the command did not run');
+    return got;
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) Reflect.deleteProperty(process.env, k);
+    Object.assign(process.env, saved);
+  }
+}
+
+void describe('operator settings', () => {
+  void test('every setting comes from its AIOPS_ variable; a flag wins over it', async () => {
+    const o = await parse([], {
+      AIOPS_PROMETHEUS_URL: 'http://prom:9090',
+      AIOPS_LLM_ENDPOINT_ALLOWLIST: 'llm.example.com,127.0.0.1',
+      AIOPS_LLM_DEFAULT_MODEL: 'o4-mini',
+      AIOPS_LLM_TEMPERATURE: '0.5',
+      AIOPS_MAX_CONCURRENT_RECONCILES: '4',
+      AIOPS_LEADER_ELECT: 'true',
+      AIOPS_LEASE_DURATION: '30s',
+    });
+    assert.equal(o.prometheusUrl, 'http://prom:9090');
+    assert.equal(o.llm.allowlist.length, 2);
+    assert.equal(o.llm.defaultModel, 'o4-mini');
+    assert.equal(o.llm.temperature, 0.5);
+    assert.equal(o.maxConcurrentReconciles, 4);
+    assert.equal(o.leaderElect, true);
+    assert.equal(o.leaseDurationMs, 30_000);
+    const flagged = await parse(['--prometheus-url=http://other:9090', '--max-concurrent-reconciles', '2'], {
+      AIOPS_PROMETHEUS_URL: 'http://prom:9090',
+      AIOPS_MAX_CONCURRENT_RECONCILES: '4',
+    });
+    assert.equal(flagged.prometheusUrl, 'http://other:9090');
+    assert.equal(flagged.maxConcurrentReconciles, 2);
+  });
+
+  void test('defaults: no temperature, 200 completion tokens, the key read from AIOPS_LLM_API_KEY', async () => {
+    const o = await parse([]);
+    assert.equal(o.llm.temperature, undefined);
+    assert.equal(o.llm.maxCompletionTokens, 200);
+    assert.equal(o.llm.apiKeyEnv, 'AIOPS_LLM_API_KEY');
+    assert.equal(o.leaderElect, false);
+  });
+
+  void test('switches: bare flag on, =false off, and the variable "false" off', async () => {
+    assert.equal((await parse(['--leader-elect'])).leaderElect, true);
+    assert.equal((await parse(['--leader-elect=false'])).leaderElect, false);
+    assert.equal((await parse([], { AIOPS_LEADER_ELECT: 'false' })).leaderElect, false);
+    assert.equal((await parse([], { AIOPS_ALLOW_CROSS_NAMESPACE: '1' })).allowCrossNamespace, true);
+    await assert.rejects(parse([], { AIOPS_LEADER_ELECT: 'maybe' }), /expected true or false/);
+  });
+
+  void test('controller-runtime names: bind addresses and --zap-log-level', async () => {
+    const o = await parse([
+      '--metrics-bind-address=127.0.0.1:18080',
+      '--health-probe-bind-address',
+      ':18081',
+    ]);
+    assert.equal(o.metricsPort, 18080);
+    assert.equal(o.metricsHost, '127.0.0.1');
+    assert.equal(o.healthPort, 18081);
+    assert.equal(o.healthHost, '0.0.0.0');
+    const env = await parse([], { AIOPS_METRICS_BIND_ADDRESS: '[::1]:9000' });
+    assert.equal(env.metricsHost, '::1');
+    assert.equal(env.metricsPort, 9000);
+    await assert.rejects(parse(['--metrics-bind-address=:1', '--metrics-port=2']), /cannot be used with/);
+    await assert.rejects(parse(['--metrics-bind-address=0']), /not supported/);
+    assert.deepEqual(hostPort(':8080'), { port: 8080 });
+    assert.throws(() => hostPort('8080'), /\[host\]:port/);
+    assert.equal(logLevel('2'), 'debug');
+    assert.equal(logLevel('error'), 'error');
+    assert.throws(() => logLevel('loud'), /expected debug/);
+    await parse(['--zap-log-level=debug']);
+    await parse(['--log-level', 'warn']);
+  });
+
+  void test('--help of the operator process shows both names of each alias and every variable; README names them all', () => {
+    const help = execFileSync(process.execPath, ['cmd/operator.ts', '--help'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    assert.match(help, /--zap-log-level, --log-level <level>/);
+    for (const f of [
+      '--metrics-bind-address',
+      '--health-probe-bind-address',
+      '--metrics-port',
+      '--health-port',
+    ])
+      assert.ok(help.includes(f), f);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const flags = [...help.matchAll(/^ {2}(?:--[a-z-]+, )?(--[a-z-]+)/gm)].map((m) => m[1] ?? '');
+    const envs = [...help.matchAll(/env: (AIOPS_[A-Z_]+)/g)].map((m) => m[1] ?? '');
+    assert.ok(flags.length > 30, String(flags.length));
+    assert.deepEqual(
+      flags.filter((f) => !envs.includes(`AIOPS_${f.slice(2).replaceAll('-', '_').toUpperCase()}`)),
+      ['--kubeconfig'],
+      'every flag but --kubeconfig (KUBECONFIG) has its AIOPS_ variable',
+    );
+    for (const name of [...flags, ...envs, '--zap-log-level', 'KUBECONFIG'])
+      assert.ok(readme.includes(`\`${name}\``), `README names ${name}`);
+  });
+});
