@@ -40,7 +40,7 @@ function sleep(ms: number): void {
 }
 
 /**
- * Builds the plugin with `npm run build`'s script once per test run: test files running in
+ * Builds the plugin with `npm run release` once per test run: test files running in
  * parallel under one `node --test` (same parent pid) share one build, serialised by a lock
  * directory (stale after 5 minutes).
  */
@@ -58,7 +58,7 @@ function buildOnce(): void {
   try {
     const owner = String(process.ppid);
     if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === owner) return;
-    execFileSync(process.execPath, [join(root, 'scripts/build.ts')], {
+    execFileSync(process.execPath, [join(root, 'scripts/build.ts'), '--release'], {
       cwd: root,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -77,18 +77,33 @@ export function buildAndInstall(): string {
   return userPath(bin);
 }
 
-/**
- * Builds the plugin (once per test run) and returns the paths of its krew archive and
- * generated krew manifest in dist/.
- */
-export function buildKrewRelease(): { archive: string; manifest: string; version: string } {
+/** The krew release `npm run build` writes into dist/: manifest and archives. */
+export interface KrewRelease {
+  readonly version: string;
+  readonly manifest: string;
+  /** The launcher + bundle archive (darwin and the linux arches without an executable). */
+  readonly launcherArchive: string;
+  /** The single-executable archive of each linux arch, by krew's arch name. */
+  readonly executableArchives: Readonly<Record<'amd64' | 'arm64', string>>;
+}
+
+/** Builds the plugin (once per test run) and returns its krew release in dist/. */
+export function buildKrewRelease(): KrewRelease {
   buildOnce();
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  const archive = (suffix: string): string => join(root, 'dist', `kubectl-aiops-v${version}${suffix}.tar.gz`);
   return {
-    archive: join(root, 'dist', `kubectl-aiops-v${version}.tar.gz`),
-    manifest: join(root, 'dist', 'krew', 'aiops.yaml'),
     version,
+    manifest: join(root, 'dist', 'krew', 'aiops.yaml'),
+    launcherArchive: archive(''),
+    executableArchives: { amd64: archive('-linux-amd64'), arm64: archive('-linux-arm64') },
   };
+}
+
+/** The single executable `npm run build` made for this machine's arch (linux x64 or arm64). */
+export function singleExecutable(): string {
+  buildOnce();
+  return join(root, 'dist', 'sea', `linux-${process.arch === 'arm64' ? 'arm64' : 'amd64'}`, 'kubectl-aiops');
 }
 
 /** This process's PATH with `first` in front and without the project's own Node on it. */

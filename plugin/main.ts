@@ -11,10 +11,13 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await run(process.argv.slice(2), {
+// No top-level await: the single executable (scripts/build.ts) runs this as CommonJS.
+void run(process.argv.slice(2), {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   isTTY: process.stdout.isTTY,
   env: process.env,
   now: () => new Date(),
+}).then((code) => {
+  process.exitCode = code;
 });

@@ -2,11 +2,16 @@
 // executables users run: `dist/kubectl-aiops` (found by kubectl's plugin discovery) and
 // `dist/kubectl_complete-aiops` (its shell completion), small POSIX sh launchers that pick a
 // Node.js >= 22 (the package's own `node` dependency first, since the system one may be
-// older). Also packs the plugin as a krew archive with a manifest carrying its sha256.
+// older). `npm run release` (--release) also builds `kubectl-aiops` as a Node single
+// executable application for linux amd64 and arm64 (dist/sea/, no Node needed where it runs,
+// V8 code cache embedded for the build machine's arch), packs each platform's krew archive
+// (those executables; the launcher and bundle elsewhere) and writes the krew manifest with
+// every archive's uri and sha256. The operator image needs none of that: it runs plain build.
 
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
@@ -58,13 +63,19 @@ const LAZY_VENDOR: Readonly<Record<string, readonly string[]>> = {
   'jsonpath-plus': ['JSONPath'],
 };
 
-/** A module whose exports forward construct, call and property reads to the vendor bundle. */
-function lazyModule(pkg: string): string {
+/**
+ * A module whose exports forward construct, call and property reads to the vendor bundle on
+ * disk, or (`inline`, for the single executable, which has no files beside it) to the package
+ * bundled in, which esbuild then initialises on that first use only.
+ */
+function lazyModule(pkg: string, inline: boolean): string {
   const names = LAZY_VENDOR[pkg] ?? [];
   return [
     'import { createRequire } from "node:module";',
     'let mod;',
-    `const load = () => (mod ??= createRequire(import.meta.url)("../vendor/${pkg}.cjs"));`,
+    inline
+      ? `const load = () => (mod ??= require(${JSON.stringify(pkg)}));`
+      : `const load = () => (mod ??= createRequire(import.meta.url)("../vendor/${pkg}.cjs"));`,
     'const lazy = (name) => new Proxy(function () {}, {',
     '  construct: (_t, args) => Reflect.construct(load()[name], args),',
     '  apply: (_t, self, args) => Reflect.apply(load()[name], self, args),',
@@ -77,9 +88,9 @@ function lazyModule(pkg: string): string {
 /**
  * Startup trimming for @kubernetes/client-node, of which only KubeConfig is used: its modules
  * are marked side-effect free so unused API classes are dropped, and LAZY_VENDOR packages
- * are loaded on first use.
+ * are loaded on first use (from the bundle itself when `inline`).
  */
-const trimClientNode: Plugin = {
+const trimClientNode = (inline = false): Plugin => ({
   name: 'trim-client-node',
   setup(b) {
     b.onResolve({ filter: /.*/ }, async (args) => {
@@ -95,10 +106,10 @@ const trimClientNode: Plugin = {
     });
     b.onLoad({ filter: /.*/, namespace: 'aiops-lazy' }, (args) => ({
       resolveDir: root,
-      contents: lazyModule(args.path),
+      contents: lazyModule(args.path, inline),
     }));
   },
-};
+});
 
 /** Bundles each LAZY_VENDOR package as CommonJS into dist/plugin/vendor/. */
 async function bundleVendor(): Promise<void> {
@@ -164,42 +175,165 @@ function writeExecutable(path: string, content: string): void {
 /** Base URL of release downloads in the krew manifest (override with AIOPS_RELEASE_BASE_URL). */
 const RELEASE_BASE_URL = process.env['AIOPS_RELEASE_BASE_URL'] ?? 'https://aiops.example.com/releases';
 
-/** Packs the plugin for krew and writes the manifest with the archive's uri and sha256. */
-function packKrew(version: string): void {
-  const archive = `kubectl-aiops-v${version}.tar.gz`;
-  copyFileSync(join(root, 'LICENSE'), join(dist, 'LICENSE'));
-  execFileSync('tar', ['-czf', archive, 'kubectl-aiops', 'kubectl_complete-aiops', 'plugin', 'LICENSE'], {
-    cwd: dist,
-  });
-  const sha256 = createHash('sha256')
-    .update(readFileSync(join(dist, archive)))
+/** One krew archive: its placeholder key in the template (`{{URI_<key>}}`), file name and sha256. */
+interface Archive {
+  readonly key: string;
+  readonly file: string;
+  readonly sha256: string;
+}
+
+/** Packs `files` of `dir` as `dist/<file>` and returns its sha256. */
+function pack(file: string, dir: string, files: readonly string[]): string {
+  execFileSync('tar', ['-czf', join(dist, file), ...files], { cwd: dir });
+  return createHash('sha256')
+    .update(readFileSync(join(dist, file)))
     .digest('hex');
-  const template = readFileSync(join(root, 'plugin/krew/aiops.yaml'), 'utf8');
+}
+
+/** The launcher + bundle archive (darwin, and every platform without a single executable). */
+function packLauncher(version: string): Archive {
+  const file = `kubectl-aiops-v${version}.tar.gz`;
+  copyFileSync(join(root, 'LICENSE'), join(dist, 'LICENSE'));
+  const sha256 = pack(file, dist, ['kubectl-aiops', 'kubectl_complete-aiops', 'plugin', 'LICENSE']);
+  return { key: 'LAUNCHER', file, sha256 };
+}
+
+/** Writes dist/krew/aiops.yaml from the template with every archive's uri and sha256. */
+function writeKrewManifest(version: string, archives: readonly Archive[]): void {
+  const uri = (a: Archive): string => `${RELEASE_BASE_URL}/v${version}/${a.file}`;
+  let manifest = readFileSync(join(root, 'plugin/krew/aiops.yaml'), 'utf8').replaceAll(
+    '{{VERSION}}',
+    version,
+  );
+  for (const a of archives)
+    manifest = manifest.replaceAll(`{{URI_${a.key}}}`, uri(a)).replaceAll(`{{SHA256_${a.key}}}`, a.sha256);
+  checkManifest(manifest, new Map(archives.map((a) => [uri(a), a.sha256])));
   mkdirSync(join(dist, 'krew'), { recursive: true });
-  const uri = `${RELEASE_BASE_URL}/v${version}/${archive}`;
-  const manifest = template
-    .replaceAll('{{VERSION}}', version)
-    .replaceAll('{{SHA256}}', sha256)
-    .replaceAll('{{URI}}', uri);
-  checkManifest(manifest, { uri, sha256 });
   writeFileSync(join(dist, 'krew/aiops.yaml'), manifest);
 }
 
 /**
- * Refuses a krew manifest with a placeholder left (or mangled, e.g. `{ { URI } }`) or whose
- * platforms do not carry exactly the archive's uri and sha256.
+ * Refuses a krew manifest with a placeholder left (or mangled, e.g. padded with spaces), a
+ * platform whose uri and sha256 are not one of the archives' (`want`: uri → sha256), or an
+ * archive no platform ships.
  */
-function checkManifest(text: string, want: { uri: string; sha256: string }): void {
+function checkManifest(text: string, want: ReadonlyMap<string, string>): void {
   const left = /\{\s*\{\s*[A-Z0-9_]+\s*\}\s*\}/.exec(text);
   if (left) throw new Error(`plugin/krew/aiops.yaml: placeholder ${left[0]} left after substitution`);
   const doc = load(text) as { spec?: { platforms?: { uri?: unknown; sha256?: unknown }[] } };
   const platforms = doc.spec?.platforms ?? [];
   if (platforms.length === 0) throw new Error('plugin/krew/aiops.yaml: no spec.platforms');
   for (const p of platforms)
-    if (p.uri !== want.uri || p.sha256 !== want.sha256)
+    if (typeof p.uri !== 'string' || want.get(p.uri) !== p.sha256)
       throw new Error(
-        `plugin/krew/aiops.yaml: a platform has uri ${JSON.stringify(p.uri)} and sha256 ${JSON.stringify(p.sha256)}, not the archive's`,
+        `plugin/krew/aiops.yaml: a platform has uri ${JSON.stringify(p.uri)} and sha256 ${JSON.stringify(p.sha256)}, not an archive's`,
       );
+  const shipped = new Set(platforms.map((p) => p.uri));
+  const unused = [...want.keys()].filter((u) => !shipped.has(u));
+  if (unused.length) throw new Error(`plugin/krew/aiops.yaml: no platform ships ${unused.join(', ')}`);
+}
+
+/**
+ * The platforms that get `kubectl-aiops` as a Node single executable application: krew's
+ * os/arch names and Node's arch name. darwin keeps the launcher: a Mach-O binary changed by
+ * postject must be signed again (codesign, on macOS) before it runs.
+ */
+const SEA_PLATFORMS = [
+  { os: 'linux', arch: 'amd64', nodeArch: 'x64' },
+  { os: 'linux', arch: 'arm64', nodeArch: 'arm64' },
+] as const;
+
+/** The fuse postject flips so that a Node binary runs the blob it carries (Node's documented value). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** The plugin as one CommonJS file (what a single executable embeds: no chunks, no files beside it). */
+async function bundleSingleFile(): Promise<string> {
+  const out = join(dist, 'sea', 'kubectl-aiops.cjs');
+  await build({
+    ...common,
+    banner: {},
+    format: 'cjs',
+    sourcemap: false,
+    legalComments: 'none',
+    entryPoints: [join(root, 'plugin/main.ts')],
+    outfile: out,
+    plugins: [trimClientNode(true)],
+  });
+  return out;
+}
+
+/**
+ * A linux Node binary for `nodeArch` at this Node's version: this process's own when the arch
+ * is the build machine's, else `bin/node` of the npm package `node-linux-<arch>` (fetched
+ * with `npm pack` once, kept in $AIOPS_CACHE/node, default ~/.cache/aiops/node).
+ */
+function nodeBinary(nodeArch: string): string {
+  if (nodeArch === process.arch && process.platform === 'linux') return process.execPath;
+  const pkg = `node-linux-${nodeArch}`;
+  const dir = join(
+    process.env['AIOPS_CACHE'] ?? join(homedir(), '.cache', 'aiops'),
+    'node',
+    `${pkg}-${process.versions.node}`,
+  );
+  const bin = join(dir, 'package', 'bin', 'node');
+  if (existsSync(bin)) return bin;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const tgz = execFileSync(
+    'npm',
+    ['pack', '--silent', `${pkg}@${process.versions.node}`, '--pack-destination', dir],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
+  execFileSync('tar', ['-xzf', join(dir, tgz), '-C', dir, 'package/bin/node']);
+  rmSync(join(dir, tgz));
+  return bin;
+}
+
+/**
+ * Builds `kubectl-aiops` for one platform as a Node single executable application: the
+ * single-file bundle as a SEA blob, with V8's code cache when the target runs this build's
+ * Node (a code cache only loads on the same V8 and CPU), injected with postject into that
+ * platform's Node binary; packed with the completion helper and the LICENSE.
+ */
+function packExecutable(version: string, main: string, p: (typeof SEA_PLATFORMS)[number]): Archive {
+  const dir = join(dist, 'sea', `${p.os}-${p.arch}`);
+  mkdirSync(dir, { recursive: true });
+  const blob = join(dir, 'kubectl-aiops.blob');
+  const config = join(dir, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: p.nodeArch === process.arch && process.platform === 'linux',
+    }),
+  );
+  execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'ignore' });
+  const exe = join(dir, 'kubectl-aiops');
+  copyFileSync(nodeBinary(p.nodeArch), exe);
+  chmodSync(exe, 0o755);
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/postject/dist/cli.js'),
+      exe,
+      'NODE_SEA_BLOB',
+      blob,
+      '--sentinel-fuse',
+      SEA_FUSE,
+    ],
+    { stdio: 'ignore' },
+  );
+  rmSync(blob);
+  rmSync(config);
+  writeExecutable(join(dir, 'kubectl_complete-aiops'), '#!/bin/sh\nexec kubectl aiops __complete "$@"\n');
+  copyFileSync(join(root, 'LICENSE'), join(dir, 'LICENSE'));
+  const file = `kubectl-aiops-v${version}-${p.os}-${p.arch}.tar.gz`;
+  const sha256 = pack(file, dir, ['kubectl-aiops', 'kubectl_complete-aiops', 'LICENSE']);
+  return { key: `${p.os}_${p.arch}`.toUpperCase(), file, sha256 };
 }
 
 async function bundle(e: Entry): Promise<void> {
@@ -215,7 +349,7 @@ async function bundle(e: Entry): Promise<void> {
     outdir: dirname(out),
     outExtension: { '.js': '.mjs' },
     ...(e.split === true ? { splitting: true, chunkNames: 'chunks/[name]-[hash]' } : {}),
-    plugins: e.trim === true ? [trimClientNode] : [],
+    plugins: e.trim === true ? [trimClientNode()] : [],
   });
 }
 
@@ -233,10 +367,17 @@ async function main(): Promise<void> {
   await bundleVendor();
   writeExecutable(join(dist, 'kubectl-aiops'), launcher('kubectl-aiops', ''));
   writeExecutable(join(dist, 'kubectl_complete-aiops'), launcher('kubectl_complete-aiops', '__complete '));
-  packKrew(version);
-  process.stdout.write(
-    `built ${ENTRIES.map((e) => `dist/${e.out}`).join(', ')}, dist/kubectl-aiops, dist/kubectl_complete-aiops and the krew archive + manifest (v${version}) in ${Date.now() - t0} ms\n`,
-  );
+  const built = [...ENTRIES.map((e) => `dist/${e.out}`), 'dist/kubectl-aiops', 'dist/kubectl_complete-aiops'];
+  if (process.argv.includes('--release')) {
+    const main = await bundleSingleFile();
+    const archives = [packLauncher(version), ...SEA_PLATFORMS.map((p) => packExecutable(version, main, p))];
+    writeKrewManifest(version, archives);
+    built.push(
+      `the single executables dist/sea/{${SEA_PLATFORMS.map((p) => `${p.os}-${p.arch}`).join(',')}}/kubectl-aiops`,
+      'the krew archives and manifest',
+    );
+  }
+  process.stdout.write(`built ${built.join(', ')} (v${version}) in ${Date.now() - t0} ms\n`);
 }
 
 await main();
