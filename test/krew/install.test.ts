@@ -22,9 +22,9 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { load } from 'js-yaml';
-import { testKubeconfig } from '../test/support/cluster.ts';
-import { run as runValidator, skipUnless, validatorPath } from '../test/olm/validators.ts';
-import { buildKrewRelease, kubectl, userPath } from './kubectl-run.ts';
+import { testKubeconfig } from '../support/cluster.ts';
+import { run as runValidator, skipUnless, validatorPath } from '../olm/validators.ts';
+import { buildKrewRelease, kubectl, userPath } from '../../plugin/kubectl-run.ts';
 
 const skip = skipUnless('krew') || skipUnless('validate-krew-manifest');
 let scratch = '';
