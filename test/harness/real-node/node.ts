@@ -5,7 +5,7 @@
 // ports are machine-wide. The teardown leaves no process, namespace, link, route, nftables
 // table, mount, cgroup or changed sysctl behind (host-state.ts).
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadIntoContainerd } from '../../../scripts/lib/images.ts';
 import type { KubeHttp } from '../kube-http.ts';
@@ -129,6 +129,20 @@ async function writeNodeFiles(ctx: RealNodeContext): Promise<void> {
 const WAIT_MS = Number(process.env['AIOPS_REAL_NODE_WAIT_MS'] ?? 20 * 60_000);
 
 /**
+ * True when the node namespace is over a minute old and no process runs in it or in the
+ * node's cgroups (a fresh one is still being populated by the run that made it).
+ */
+function staleNetwork(): boolean {
+  try {
+    if (Date.now() - statSync(`/run/netns/${NODE_NET.netns}`).mtimeMs < 60_000) return false;
+    const inNs = execFileSync('ip', ['netns', 'pids', NODE_NET.netns], { encoding: 'utf8' }).trim();
+    return inNs === '' && pidsInCgroups(CGROUP_ROOT).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Creates the node network, waiting (polling every second, up to WAIT_MS) while another real
  * node holds it: the namespace is the machine-wide lock, so test files that each start a real
  * node run one after the other.
@@ -138,6 +152,12 @@ async function acquireNetwork(log: (line: string) => void): Promise<void> {
   let said = false;
   for (;;) {
     if (setupNetwork()) return;
+    if (staleNetwork()) {
+      log(`removing the network of a real node whose processes are gone (a killed run)`);
+      teardownNetwork();
+      removeCgroups(CGROUP_ROOT);
+      continue;
+    }
     if (Date.now() > deadline)
       throw new Error(
         `network namespace ${NODE_NET.netns} is still held by another real node after ${WAIT_MS / 1000} s ` +
