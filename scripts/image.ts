@@ -54,7 +54,7 @@ export function buildOperatorImage(
 ): string {
   const log = opts.log ?? say;
   const image = currentOperatorImage();
-  const key = contentKey(contextFiles());
+  const key = contentKey(root, contextFiles());
   if (!opts.force && imageLabel(image, 'aiops.source-key') === key) {
     log(`${image} is up to date (source key ${key})`);
     return image;

@@ -19,7 +19,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const run = (cmd: string, args: readonly string[]): string => {
   try {
@@ -203,9 +203,15 @@ export function loadIntoContainerd(socket: string, images: readonly string[]): v
   }
 }
 
-/** sha256 (hex, first 16 chars) over the names and contents of `files`, for build-skip labels. */
-export function contentKey(files: readonly string[]): string {
+/**
+ * sha256 (hex, first 16 chars) over the names (relative to `base`, so every checkout of the
+ * same sources has the same key) and contents of `files`, for build-skip labels.
+ */
+export function contentKey(base: string, files: readonly string[]): string {
   const h = createHash('sha256');
-  for (const f of [...files].sort()) h.update(`${f}\0`).update(readFileSync(f)).update('\0');
+  for (const f of [...files].sort())
+    h.update(`${relative(base, f)}\0`)
+      .update(readFileSync(f))
+      .update('\0');
   return h.digest('hex').slice(0, 16);
 }
