@@ -2,22 +2,30 @@
 // by the harness with `opm serve` from bundle/catalog-inline), a Subscription to channel
 // `stable` → InstallPlan → CSV Succeeded and stable → the operator Pods Running on the real
 // node from the locally built image with the certificate OLM issued → the CRD's conversion
-// configured by OLM and reached through OLM's Service. Then uninstall (Subscription and CSV
-// deleted: the operator stops, AITasks and the CRD stay) and reinstall (picks them up).
+// configured by OLM and reached through OLM's Service, and an AITask heals a real Deployment
+// with Prometheus set through the Subscription's config.env. Then uninstall (Subscription and CSV
+// deleted: the operator stops, AITasks and the CRD stay).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildOperatorImage } from '../../scripts/image.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../../scripts/lib/prometheus.ts';
 import { csvName } from '../../api/releases.ts';
 import { fromYaml } from '../../api/yaml.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { olmUnavailable, OPERATORS_NAMESPACE } from '../harness/olm.ts';
 import { defaultBinDir } from '../harness/paths.ts';
-import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
+import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.ts';
+import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { kubectlWith, podProcesses, until } from './support.ts';
+import { kubectlWith, podProcesses, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -126,10 +134,12 @@ interface PodView {
 }
 
 describe(
-  'OLM: install, uninstall and reinstall through a Subscription',
+  'OLM: install and uninstall through a Subscription',
   { skip: unavailable ?? false, concurrency: false, timeout: 900_000 },
   () => {
     let cluster: Cluster;
+    let exporter: Exporter;
+    let prometheus: Prometheus;
     let kubectl: ReturnType<typeof kubectlWith>;
     const stoppers: (() => Promise<void>)[] = [];
 
@@ -183,22 +193,15 @@ describe(
       }
     };
 
-    /** A field (jsonpath) of AITask shop/legacy read at `version`. */
-    const legacyField = (version: string, path: string): string =>
-      kubectl([
-        'get',
-        `aitasks.${version}.aiops.example.com`,
-        'legacy',
-        '-n',
-        'shop',
-        '-o',
-        `jsonpath=${path}`,
-      ]);
-
     before(async () => {
       const image = buildOperatorImage({ log: () => undefined });
-      cluster = await startCluster({ realNode: true, olm: true, nodes: 0, images: [image] });
+      ensureDemoWebImage();
+      cluster = await startCluster({ realNode: true, olm: true, nodes: 0, images: [image, DEMO_WEB_IMAGE] });
       stoppers.push(() => cluster.stop());
+      exporter = await startExporter();
+      stoppers.push(() => exporter.close());
+      prometheus = await startPrometheus([exporter.address], 30_000, NODE_NET.hostIP);
+      stoppers.push(() => prometheus.stop());
       kubectl = kubectlWith(cluster.kubeconfigPath);
     });
     after(async () => {
@@ -304,6 +307,74 @@ describe(
       );
     });
 
+    it("heals a real Deployment, with Prometheus set through the Subscription's config.env", async () => {
+      const config = {
+        tolerations: [REAL_NODE_TOLERATION],
+        env: [{ name: 'AIOPS_PROMETHEUS_URL', value: prometheus.url }],
+      };
+      kubectl([
+        'patch',
+        'subscription',
+        'aiops-operator',
+        '-n',
+        NS,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { config } }),
+      ]);
+      await until(
+        'OLM to roll the operator out with the setting',
+        () => {
+          const env = kubectl([
+            'get',
+            'deploy',
+            'aiops-operator',
+            '-n',
+            NS,
+            '-o',
+            'jsonpath={.spec.template.spec.containers[0].env}',
+          ]);
+          const ps = operatorPods();
+          return env.includes(prometheus.url) && ps.length === 2 && ps.every(readyOnNode) ? true : undefined;
+        },
+        300_000,
+      );
+      kubectl(['create', 'namespace', 'heal']);
+      kubectl(['apply', '-n', 'heal', '-f', '-'], JSON.stringify(webDeployment(2)));
+      exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.95);
+      kubectl(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'aiops.example.com/v2',
+          kind: 'AITask',
+          metadata: { name: 'web-heal', namespace: 'heal' },
+          spec: {
+            target: { kind: 'Deployment', name: 'web' },
+            trigger: { query: 'shop_load{namespace="heal",deployment="web"}', threshold: 0.8 },
+            remediation: {
+              action: 'ScaleUp',
+              scale: { step: 1, minReplicas: 2, maxReplicas: 3 },
+              cooldownSeconds: 0,
+            },
+            intervalSeconds: 10,
+          },
+        }),
+      );
+      await until(
+        'three real web Pods after the ScaleUp',
+        () => {
+          const ps = (
+            JSON.parse(kubectl(['get', 'pods', '-n', 'heal', '-l', 'app=web', '-o', 'json'])) as {
+              items: PodView[];
+            }
+          ).items;
+          return ps.filter(readyOnNode).length === 3 ? true : undefined;
+        },
+        180_000,
+      );
+      exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.2);
+    });
+
     it('uninstall: deleting the Subscription and CSV stops the operator; the AITasks and the CRD stay', async () => {
       kubectl(['delete', 'subscription', 'aiops-operator', '-n', NS]);
       kubectl(['delete', 'csv', CSV, '-n', NS]);
@@ -313,32 +384,6 @@ describe(
         kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'name']),
         /legacy/,
       );
-    });
-
-    it('reinstall picks the AITasks up again', async () => {
-      const generation = legacyField('v2', '{.metadata.generation}');
-      // OLM validates the existing AITasks against the CRD it installs by listing them at every
-      // version, which calls the conversion webhook of the operator that was uninstalled: the
-      // README's reinstall step turns conversion off first, OLM turns it on again.
-      kubectl([
-        'patch',
-        'crd',
-        'aitasks.aiops.example.com',
-        '--type=merge',
-        '-p',
-        '{"spec":{"conversion":{"strategy":"None","webhook":null}}}',
-      ]);
-      kubectl(['apply', '-f', '-'], readmeSubscription());
-      await stableSucceeded();
-      await until('the operator Pods back', () => {
-        const ps = operatorPods();
-        return ps.length === 2 && ps.every(readyOnNode) ? true : undefined;
-      });
-      const v1 = await until('v1 reads through the reinstalled webhook', () =>
-        legacyField('v1', '{.spec.threshold}'),
-      );
-      assert.equal(v1, '0.75');
-      assert.equal(legacyField('v2', '{.metadata.generation}'), generation, 'the spec is untouched');
     });
   },
 );

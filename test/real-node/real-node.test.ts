@@ -25,7 +25,7 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { inNode } from '../harness/real-node/network.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { kubectlWith, machineSnapshot, podProcesses, until } from './support.ts';
+import { kubectlWith, machineSnapshot, podProcesses, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -431,36 +431,6 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       .sort();
   }
 });
-
-/** demo-web: busybox httpd, pinned to the real node by label and toleration. */
-function webDeployment(replicas: number): object {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web' },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: 'web' } },
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: {
-          nodeSelector: { 'aiops.example.com/real-node': 'true' },
-          tolerations: [REAL_NODE_TOLERATION],
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'web',
-              image: DEMO_WEB_IMAGE,
-              imagePullPolicy: 'Never',
-              ports: [{ containerPort: 8080 }],
-              readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-            },
-          ],
-        },
-      },
-    },
-  };
-}
 
 /**
  * The README's patch for the harness's real node: tolerate its taint, and point the

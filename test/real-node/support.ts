@@ -5,7 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-node/host-state.ts';
-import { CGROUP_ROOT } from '../harness/real-node/layout.ts';
+import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
+import { CGROUP_ROOT, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 
 /** kubectl with `kubeconfig`; returns stdout, throws with stderr. `input` goes to stdin. */
 export function kubectlWith(kubeconfig: string) {
@@ -94,5 +95,35 @@ export function machineSnapshot(): Record<string, unknown> {
     ),
     sysctls: readSysctls(),
     ipForward: readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(),
+  };
+}
+
+/** demo-web: busybox httpd, pinned to the real node by label and toleration. */
+export function webDeployment(replicas: number): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          nodeSelector: { 'aiops.example.com/real-node': 'true' },
+          tolerations: [REAL_NODE_TOLERATION],
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'web',
+              image: DEMO_WEB_IMAGE,
+              imagePullPolicy: 'Never',
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
   };
 }
