@@ -66,3 +66,34 @@ test('PrometheusClient: answers, refused connections and timeouts over real HTTP
     'Prometheus unreachable at http://127.0.0.1:1 (ECONNREFUSED)',
   );
 });
+
+test('PrometheusClient: an answer over maxResponseBytes fails the query instead of being read whole', async (t) => {
+  const big = JSON.stringify({
+    status: 'success',
+    data: { resultType: 'vector', result: [] },
+    pad: 'x'.repeat(64 * 1024),
+  });
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(big);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  const client = new PrometheusClient({ url: `http://127.0.0.1:${port}`, maxResponseBytes: 16 * 1024 });
+  const answer = await client.query('up');
+  assert.equal(
+    answer.ok ? 'ok' : `${answer.reason} ${answer.message}`,
+    'QueryFailed Prometheus answered with more than 16384 bytes; the query must return one sample',
+  );
+  const roomy = new PrometheusClient({ url: `http://127.0.0.1:${port}` });
+  const fits = await roomy.query('up');
+  assert.equal(
+    fits.ok ? 'ok' : fits.reason,
+    'NoData',
+    'under the default 1 MiB the answer is read and parsed',
+  );
+});

@@ -74,12 +74,18 @@ export interface PrometheusOptions {
   readonly url: string;
   /** Per-query timeout in ms (default 5000); no retries (the next reconcile asks again), except one for a kept-alive connection closed under it. */
   readonly timeoutMs?: number;
+  /** Largest answer read, in bytes (default 1 MiB); a larger one is cut off and the query fails. */
+  readonly maxResponseBytes?: number;
 }
+
+/** Error code of an answer over PrometheusOptions.maxResponseBytes. */
+const TOO_LARGE = 'ERESPONSETOOLARGE';
 
 /** An instant-query client for one Prometheus. */
 export class PrometheusClient {
   readonly #base: string;
   readonly #timeoutMs: number;
+  readonly #maxBytes: number;
   /** Idle connections are closed after 30 s, before Prometheus' own idle timeout. */
   readonly #agents = {
     http: new http.Agent({ keepAlive: true, timeout: 30_000 }),
@@ -97,6 +103,7 @@ export class PrometheusClient {
       throw new Error(`--prometheus-url must be http(s), got ${url.protocol}`);
     this.#base = url.toString().replace(/\/+$/, '');
     this.#timeoutMs = opts.timeoutMs ?? 5000;
+    this.#maxBytes = opts.maxResponseBytes ?? 1024 * 1024;
   }
 
   /** Runs `query` now; never throws. */
@@ -107,6 +114,12 @@ export class PrometheusClient {
       answer = await this.#get(url);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
+      if (code === TOO_LARGE)
+        return {
+          ok: false,
+          reason: 'QueryFailed',
+          message: `Prometheus answered with more than ${this.#maxBytes} bytes; the query must return one sample`,
+        };
       return {
         ok: false,
         reason: 'MetricsUnavailable',
@@ -131,10 +144,19 @@ export class PrometheusClient {
     const agent = url.protocol === 'https:' ? this.#agents.https : this.#agents.http;
     return new Promise((resolve, reject) => {
       const req = (url.protocol === 'https:' ? https : http).get(url, { agent }, (res) => {
-        res.setEncoding('utf8');
-        let text = '';
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > this.#maxBytes) {
+            req.destroy(Object.assign(new Error(`answer over ${this.#maxBytes} bytes`), { code: TOO_LARGE }));
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       });
       req.setTimeout(this.#timeoutMs, () =>
