@@ -5,8 +5,7 @@
 // own (no kwok nodes) for the whole file: a machine runs one real node at a time.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -459,37 +458,3 @@ function get(url: string): Promise<string | undefined> {
     req.on('error', () => resolve(undefined));
   });
 }
-
-describe(
-  'README: "Try the image and the plain install locally" as typed',
-  { skip: unavailable ?? false, timeout: 600_000 },
-  () => {
-    it('runs every command of the block and leaves the machine as it found it', () => {
-      const readme = readFileSync(join(root, 'README.md'), 'utf8');
-      const section = readme.slice(readme.indexOf('### Try the image and the plain install locally'));
-      const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-      assert.ok(block.includes('npm run cluster -- up --real-node'), 'the README block is found');
-      const before1 = machineSnapshot();
-      const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-'));
-      try {
-        execFileSync('bash', ['-euo', 'pipefail', '-c', block], {
-          cwd: root,
-          env: { ...process.env, AIOPS_CLUSTER_DIR: join(dir, 'cluster') },
-          stdio: ['ignore', 'pipe', 'pipe'],
-          timeout: 480_000,
-        });
-      } catch (err) {
-        execFileSync('npm', ['run', '-s', 'cluster', '--', 'down'], {
-          cwd: root,
-          env: { ...process.env, AIOPS_CLUSTER_DIR: join(dir, 'cluster') },
-          stdio: 'ignore',
-        });
-        const e = err as { stderr?: Buffer; stdout?: Buffer };
-        assert.fail(`the README block failed:\n${e.stdout?.toString() ?? ''}\n${e.stderr?.toString() ?? ''}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-      assert.deepEqual(machineSnapshot(), before1);
-    });
-  },
-);
