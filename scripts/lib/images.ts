@@ -20,22 +20,7 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-
-const run = (cmd: string, args: readonly string[]): string => {
-  try {
-    return execFileSync(cmd, args, {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 64 << 20,
-    });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(
-      `${cmd} ${args.slice(0, 3).join(' ')} failed: ${(e.stderr ?? e.message).trim().split('\n').slice(-5).join(' | ')}`,
-      { cause: err },
-    );
-  }
-};
+import { run } from './run.ts';
 
 /** Local name of the Dockerfile's base image. */
 export const NODE_BASE_IMAGE = 'docker.io/library/node:24-slim';

@@ -3,7 +3,7 @@
 // from Go modules (build-control-plane.sh olm), and the project's inline catalog served by
 // `opm serve` behind CatalogSource `aiops-catalog` in `olm` — so the README's Subscription
 // works as written. Everything runs on the host against the loopback apiserver.
-import { execFileSync } from 'node:child_process';
+import { run } from '../../scripts/lib/run.ts';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePorts } from '../../scripts/lib/ports.ts';
@@ -36,12 +36,7 @@ export function olmUnavailable(binDir: string): string | undefined {
 }
 
 function kubectl(kubeconfig: string, args: readonly string[]): void {
-  try {
-    execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (err) {
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? '';
-    throw new Error(`kubectl ${args.join(' ')}: ${stderr}`, { cause: err });
-  }
+  run('kubectl', [`--kubeconfig=${kubeconfig}`, ...args]);
 }
 
 async function create(api: KubeHttp, path: string, body: object): Promise<void> {

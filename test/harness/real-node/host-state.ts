@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sh } from './network.ts';
+import { run } from '../../../scripts/lib/run.ts';
 
 /** Machine-wide sysctls the kubelet (and kube-proxy) may change; restored by the teardown. */
 export const GUARDED_SYSCTLS = [
@@ -51,7 +51,7 @@ export function cgroupHierarchies(): string[] {
 export function createCgroups(name: string): void {
   for (const h of cgroupHierarchies()) {
     const dir = join(h, name);
-    if (!existsSync(dir)) sh('mkdir', [dir]);
+    if (!existsSync(dir)) run('mkdir', [dir]);
     if (h.endsWith('/cpuset'))
       for (const f of ['cpuset.cpus', 'cpuset.mems'])
         writeFileSync(join(dir, f), readFileSync(join(h, f), 'utf8').trim());
@@ -124,5 +124,5 @@ export function mountsUnder(dir: string): string[] {
 
 /** Unmounts everything at or under `dir`, deepest first (lazily, so a busy mount cannot block). */
 export function unmountUnder(dir: string): void {
-  for (const m of mountsUnder(dir)) sh('umount', ['-l', m]);
+  for (const m of mountsUnder(dir)) run('umount', ['-l', m]);
 }

@@ -3,30 +3,16 @@
 // routes only for the node's pod CIDR and the cluster's Service CIDR, and nftables guards
 // (host: never forward to or from the veth; node: forward only between the pod bridge and
 // the host end of the link). Pods get no nameserver (the kubelet's resolv.conf is empty).
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { run } from '../../../scripts/lib/run.ts';
 import { SERVICE_CIDR } from '../components.ts';
 import { NODE_NET } from './layout.ts';
 
 const N = NODE_NET;
 
-/** Runs a command; throws with its stderr on a non-zero exit. */
-export function sh(cmd: string, args: readonly string[], input?: string): string {
-  try {
-    return execFileSync(cmd, args, {
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(input ? { input } : {}),
-    });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr ?? e.message).trim()}`, { cause: err });
-  }
-}
-
 /** Runs a command in the node's network namespace (only the network namespace is entered). */
 export function inNode(cmd: string, args: readonly string[], input?: string): string {
-  return sh('nsenter', [`--net=${netnsPath()}`, '--', cmd, ...args], input);
+  return run('nsenter', [`--net=${netnsPath()}`, '--', cmd, ...args], input);
 }
 
 /** Path of the node namespace's handle, as `ip netns` keeps it. */
@@ -69,21 +55,21 @@ const NODE_GUARD = `table inet ${N.guardTable} {
  */
 export function setupNetwork(): boolean {
   try {
-    sh('ip', ['netns', 'add', N.netns]);
+    run('ip', ['netns', 'add', N.netns]);
   } catch (err) {
     if (/File exists/.test((err as Error).message)) return false;
     throw err;
   }
   try {
-    sh('ip', ['link', 'add', N.hostVeth, 'type', 'veth', 'peer', 'name', N.nodeVeth, 'netns', N.netns]);
-    sh('ip', ['addr', 'add', `${N.hostIP}/${N.linkPrefix}`, 'dev', N.hostVeth]);
-    sh('ip', ['link', 'set', N.hostVeth, 'up']);
-    sh('ip', ['-n', N.netns, 'addr', 'add', `${N.nodeIP}/${N.linkPrefix}`, 'dev', N.nodeVeth]);
-    sh('ip', ['-n', N.netns, 'link', 'set', N.nodeVeth, 'up']);
-    sh('ip', ['-n', N.netns, 'link', 'set', 'lo', 'up']);
+    run('ip', ['link', 'add', N.hostVeth, 'type', 'veth', 'peer', 'name', N.nodeVeth, 'netns', N.netns]);
+    run('ip', ['addr', 'add', `${N.hostIP}/${N.linkPrefix}`, 'dev', N.hostVeth]);
+    run('ip', ['link', 'set', N.hostVeth, 'up']);
+    run('ip', ['-n', N.netns, 'addr', 'add', `${N.nodeIP}/${N.linkPrefix}`, 'dev', N.nodeVeth]);
+    run('ip', ['-n', N.netns, 'link', 'set', N.nodeVeth, 'up']);
+    run('ip', ['-n', N.netns, 'link', 'set', 'lo', 'up']);
     for (const cidr of [N.podCIDR, SERVICE_CIDR])
-      sh('ip', ['route', 'add', cidr, 'via', N.nodeIP, 'dev', N.hostVeth]);
-    sh('nft', ['-f', '-'], HOST_GUARD);
+      run('ip', ['route', 'add', cidr, 'via', N.nodeIP, 'dev', N.hostVeth]);
+    run('nft', ['-f', '-'], HOST_GUARD);
     inNode('nft', ['-f', '-'], NODE_GUARD);
     inNode('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
     return true;
@@ -99,18 +85,18 @@ export function setupNetwork(): boolean {
  * process of the node must have exited first, or the namespace lives on.
  */
 export function teardownNetwork(): void {
-  if (existsSync(netnsPath())) sh('ip', ['netns', 'del', N.netns]);
+  if (existsSync(netnsPath())) run('ip', ['netns', 'del', N.netns]);
   // The host end goes with the namespace, asynchronously: delete it if it is still there.
   try {
-    sh('ip', ['link', 'del', N.hostVeth]);
+    run('ip', ['link', 'del', N.hostVeth]);
   } catch (err) {
     if (!/Cannot find device/.test((err as Error).message)) throw err;
   }
-  if (sh('nft', ['list', 'tables']).split('\n').includes(`table inet ${N.guardTable}`))
-    sh('nft', ['delete', 'table', 'inet', N.guardTable]);
+  if (run('nft', ['list', 'tables']).split('\n').includes(`table inet ${N.guardTable}`))
+    run('nft', ['delete', 'table', 'inet', N.guardTable]);
   // `ip netns add` made /run/netns a mount point; when no namespace is left, undo that.
   if (existsSync(NETNS_DIR) && readdirSync(NETNS_DIR).length === 0) {
-    if (readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${NETNS_DIR} `)) sh('umount', [NETNS_DIR]);
+    if (readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${NETNS_DIR} `)) run('umount', [NETNS_DIR]);
     rmdirSync(NETNS_DIR);
   }
 }
