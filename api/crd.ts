@@ -34,6 +34,11 @@ export interface CRDOptions {
   readonly storage?: VersionName;
   /** Conversion webhook; omitted means strategy None, only valid when one version is served. */
   readonly conversion?: ConversionTarget;
+  /**
+   * Default of v1's `spec.namespace` (default: none, so empty means the AITask's own
+   * namespace). Only the seed release set one, `"default"`; see api/upgrade/crd-releases.ts.
+   */
+  readonly v1NamespaceDefault?: string;
 }
 
 interface PrinterColumn {
@@ -167,7 +172,12 @@ export function buildCRD(options: CRDOptions = {}): CustomResourceDefinition {
           deprecationWarning: `${GROUP}/${name} AITask is deprecated; use ${GROUP}/${HUB_VERSION} (kubectl aiops migrate-storage moves stored objects)`,
         }
       : {}),
-    schema: { openAPIV3Schema: objectSchema(name) },
+    schema: {
+      openAPIV3Schema:
+        name === 'v1' && options.v1NamespaceDefault !== undefined
+          ? withV1NamespaceDefault(objectSchema(name), options.v1NamespaceDefault)
+          : objectSchema(name),
+    },
     subresources: { status: {} },
     additionalPrinterColumns: printerColumns(name),
   }));
@@ -188,6 +198,19 @@ export function buildCRD(options: CRDOptions = {}): CustomResourceDefinition {
       scope: 'Namespaced',
       versions,
       conversion: options.conversion ? webhookConversion(options.conversion) : { strategy: 'None' },
+    },
+  };
+}
+
+function withV1NamespaceDefault(schema: JSONSchemaProps, value: string): JSONSchemaProps {
+  const spec = schema.properties?.['spec'];
+  const namespace = spec?.properties?.['namespace'];
+  if (spec === undefined || namespace === undefined) throw new Error('v1 schema has no spec.namespace');
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      spec: { ...spec, properties: { ...spec.properties, namespace: { ...namespace, default: value } } },
     },
   };
 }

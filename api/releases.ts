@@ -34,6 +34,7 @@ export interface Release {
  * (bundles are immutable); a bad release is fixed by a newer one that `skips` it.
  */
 export const RELEASES: readonly Release[] = [
+  { version: '0.2.0', channels: ['candidate', 'stable'], date: '2026-11-15' },
   { version: '1.0.0', channels: ['candidate', 'stable'], date: '2026-11-29' },
 ];
 

@@ -3,12 +3,13 @@
 // `npm run bundle` can write it and the tests can compare it with what is committed.
 
 import semver from 'semver';
-import { buildCRD } from '../../api/crd.ts';
+import type { CustomResourceDefinition } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { csvName, DEFAULT_CHANNEL, PACKAGE_NAME, type Release } from '../../api/releases.ts';
+import { CRD_RELEASES, crdOfRelease } from '../../api/upgrade/crd-releases.ts';
 import { toYaml } from '../../api/yaml.ts';
 import { bundleBlob, channelBlobs, inlineBundleBlob, packageBlob } from './catalog.ts';
-import { buildCSV } from './csv.ts';
+import { buildCSV, type ClusterServiceVersion } from './csv.ts';
 import { WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { checkReleases } from './graph.ts';
 import { plainManifests } from './plain.ts';
@@ -46,18 +47,7 @@ export function renderRelease(version: string, releases: readonly Release[]): Ma
       `package.json version ${version} must be the newest release in api/releases.ts (newest: ${release?.version ?? 'none'})`,
     );
   }
-  // OLM overwrites spec.conversion at install; until then the CRD points at the Service OLM
-  // creates (`<deployment>-service`) so an upgrade never serves objects without conversion.
-  const crd = buildCRD({
-    conversion: {
-      service: {
-        namespace: 'operators',
-        name: `${DEFAULT_INSTALL.deployment}-service`,
-        port: WEBHOOK_SERVICE_PORT,
-      },
-    },
-  });
-  const csv = buildCSV(release, releases);
+  const { csv, crd } = releaseManifests(release, releases);
   const files = new Map<string, string>();
   const yaml = (path: string, value: unknown): void => {
     files.set(path, HEADER + toYaml(value));
@@ -73,8 +63,7 @@ export function renderRelease(version: string, releases: readonly Release[]): Ma
       `${catalog}/package.yaml`,
       HEADER + [packageBlob(), ...channelBlobs(releases)].map((b) => toYaml(b)).join('---\n'),
     );
-  yaml(bundleBlobPath(version), bundleBlob(release, csv, crd));
-  yaml(bundleBlobPath(version, PATHS.inlineCatalog), inlineBundleBlob(release, csv, crd));
+  for (const [path, content] of releaseBlobs(release, releases)) files.set(path, content);
   files.set(
     PATHS.deploy,
     HEADER +
@@ -83,6 +72,46 @@ export function renderRelease(version: string, releases: readonly Release[]): Ma
         .join(''),
   );
   return files;
+}
+
+/**
+ * The CSV and CRD of `release` as its bundle ships them: the CRD the release declares in
+ * api/upgrade/crd-releases.ts, the CSV with the edges of `releases` up to `release`. Throws
+ * when the release declares no CRD.
+ */
+export function releaseManifests(
+  release: Release,
+  releases: readonly Release[],
+): { csv: ClusterServiceVersion; crd: CustomResourceDefinition } {
+  const declared = CRD_RELEASES.find((r) => r.version === release.version);
+  if (declared === undefined)
+    throw new Error(`release ${release.version} has no CRD in api/upgrade/crd-releases.ts`);
+  // OLM overwrites spec.conversion at install; until then the CRD points at the Service OLM
+  // creates (`<deployment>-service`) so an upgrade never serves objects without conversion.
+  const crd = crdOfRelease(declared, {
+    service: {
+      namespace: 'operators',
+      name: `${DEFAULT_INSTALL.deployment}-service`,
+      port: WEBHOOK_SERVICE_PORT,
+    },
+  });
+  const upTo = releases.slice(0, releases.indexOf(release) + 1);
+  return { csv: buildCSV(release, upTo), crd };
+}
+
+/**
+ * The olm.bundle blobs of `release` in both catalogs (image-based and inline), keyed by
+ * path. Written once when the release is cut; committed and never regenerated after.
+ */
+export function releaseBlobs(release: Release, releases: readonly Release[]): Map<string, string> {
+  const { csv, crd } = releaseManifests(release, releases);
+  return new Map([
+    [bundleBlobPath(release.version), HEADER + toYaml(bundleBlob(release, csv, crd))],
+    [
+      bundleBlobPath(release.version, PATHS.inlineCatalog),
+      HEADER + toYaml(inlineBundleBlob(release, csv, crd)),
+    ],
+  ]);
 }
 
 /** `metadata/annotations.yaml` of the bundle; the bundle image carries the same labels. */
