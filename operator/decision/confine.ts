@@ -1,0 +1,105 @@
+// Confines a tenant's PromQL to one namespace, as prom-label-proxy does: every AITask's
+// `trigger.query` runs with the operator's Prometheus access and its value lands in status
+// and Events, so without this a tenant could read any series of any namespace. The query is
+// parsed with the Prometheus project's own grammar (@prometheus-io/lezer-promql), never with
+// regexes; every vector selector (alone, in a range or in a subquery) gets
+// `namespace="<namespace>"`, inserted or replacing an equivalent matcher. What cannot be
+// confined is refused with the reason: a syntax error, a namespace matcher that selects or
+// could select another namespace, a label name or value with escapes, and `info()`, which
+// reads `target_info` series no selector of the query names.
+
+import { parser } from '@prometheus-io/lezer-promql';
+import type { SyntaxNode } from '@lezer/common';
+
+/** The confined query, or why the query cannot be confined. */
+export type Confinement =
+  { readonly ok: true; readonly query: string } | { readonly ok: false; readonly message: string };
+
+/** The label prom-label-proxy and kube-state-metrics use for a series' namespace. */
+export const NAMESPACE_LABEL = 'namespace';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+interface Edit {
+  readonly from: number;
+  readonly to: number;
+  readonly text: string;
+}
+
+/** The text of a string literal without its quotes; undefined when it has escapes (not decided here). */
+function literal(text: string): string | undefined {
+  const body = text.slice(1, -1);
+  return text.startsWith('`') || !body.includes('\\') ? body : undefined;
+}
+
+/** Label name of a matcher node: unquoted, or a quoted name without escapes; undefined otherwise. */
+function labelName(matcher: SyntaxNode, query: string): string | undefined {
+  const plain = matcher.getChild('LabelName');
+  if (plain) return query.slice(plain.from, plain.to);
+  const quoted = matcher.getChild('QuotedLabelName');
+  return quoted ? literal(query.slice(quoted.from, quoted.to)) : undefined;
+}
+
+/** The edits confining one vector selector (none when it already is), or why it cannot be. */
+function confineSelector(selector: SyntaxNode, query: string, namespace: string): Edit[] | string {
+  const wanted = `${NAMESPACE_LABEL}="${namespace}"`;
+  const text = query.slice(selector.from, selector.to);
+  const matchers = selector.getChild('LabelMatchers');
+  if (!matchers) return [{ from: selector.to, to: selector.to, text: `{${wanted}}` }];
+  const edits: Edit[] = [];
+  let confined = false;
+  let others = false;
+  for (let m = matchers.firstChild; m; m = m.nextSibling) {
+    if (m.name === 'QuotedLabelName') others = true;
+    if (m.name !== 'UnquotedLabelMatcher' && m.name !== 'QuotedLabelMatcher') continue;
+    const name = labelName(m, query);
+    if (name === undefined) return `${text}: a quoted label name with escapes cannot be checked`;
+    if (name !== NAMESPACE_LABEL) {
+      others = true;
+      continue;
+    }
+    const opNode = m.getChild('MatchOp');
+    const op = opNode ? query.slice(opNode.from, opNode.to) : '';
+    const valueNode = m.getChild('StringLiteral');
+    const value = valueNode ? literal(query.slice(valueNode.from, valueNode.to)) : undefined;
+    if ((op !== '=' && op !== '=~') || value !== namespace)
+      return `${text}: the matcher ${query.slice(m.from, m.to)} ${op === '=' ? 'selects another namespace than' : 'could select other namespaces than'} ${namespace}`;
+    confined = true;
+    if (op !== '=' || m.name !== 'UnquotedLabelMatcher') edits.push({ from: m.from, to: m.to, text: wanted });
+  }
+  if (confined) return edits;
+  const at = matchers.from + 1;
+  return [{ from: at, to: at, text: others ? `${wanted},` : wanted }];
+}
+
+/**
+ * Confines `query` to `namespace` (a DNS label): `namespace="<namespace>"` on every vector
+ * and matrix selector. Pure; the result confines to the same query again (idempotent).
+ */
+export function confineQuery(query: string, namespace: string): Confinement {
+  if (!DNS_LABEL.test(namespace)) return { ok: false, message: `"${namespace}" is not a namespace name` };
+  const tree = parser.parse(query);
+  const edits: Edit[] = [];
+  let refusal: string | undefined;
+  tree.iterate({
+    enter: (ref) => {
+      if (refusal !== undefined) return false;
+      if (ref.type.isError) refusal = `not valid PromQL at offset ${ref.from}`;
+      else if (ref.name === 'Info')
+        refusal =
+          'info() reads target_info series outside the query, which cannot be confined to a namespace';
+      else if (ref.name === 'VectorSelector') {
+        const confined = confineSelector(ref.node, query, namespace);
+        if (typeof confined === 'string') refusal = confined;
+        else edits.push(...confined);
+      }
+      return undefined;
+    },
+  });
+  if (refusal !== undefined)
+    return { ok: false, message: `trigger.query cannot be confined to namespace ${namespace}: ${refusal}` };
+  let out = query;
+  for (const e of edits.sort((a, b) => b.from - a.from))
+    out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  return { ok: true, query: out };
+}
