@@ -42,6 +42,13 @@ export interface OperatorOptions {
   readonly defaults: Defaults;
   /** Cap on AITasks with a remediation under way (0: none). */
   readonly maxConcurrentRemediations: number;
+  /** Cap on AITasks of one namespace with a remediation under way (0: none but the overall cap). */
+  readonly maxConcurrentRemediationsPerNamespace: number;
+  /**
+   * Confine each `trigger.query` to the target's namespace (`namespace="…"` on every
+   * selector; a query that cannot be confined is refused). Off only for single-tenant clusters.
+   */
+  readonly confineQueries: boolean;
   /** Share of nodes (percent) CordonNode may leave unschedulable. */
   readonly maxCordonedNodesPercent: number;
   /** The LLM advisor's limits. */
@@ -64,6 +71,8 @@ export interface OperatorOptions {
   readonly healthHost?: string;
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
+  /** Reconcile only AITasks matching this label selector (default: all). */
+  readonly watchLabelSelector?: string;
   readonly log: Logger;
 }
 
@@ -121,8 +130,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   });
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
   const queue = new WorkQueue({ limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }) });
-  const slots = new RemediationSlots(o.maxConcurrentRemediations, () =>
-    taskCache.list().map((t) => [objectKey(t), t.status] as const),
+  const slots = new RemediationSlots(
+    o.maxConcurrentRemediations,
+    o.maxConcurrentRemediationsPerNamespace,
+    () => taskCache.list().map((t) => [objectKey(t), t.status] as const),
   );
   const telemetry = createTelemetry(
     () => queue.depth,
@@ -136,6 +147,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const tasks = new AITaskClient(transport, 'v2');
   const taskCache = new Informer<v2.AITask>(tasks, {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+    ...(o.watchLabelSelector !== undefined ? { labelSelector: o.watchLabelSelector } : {}),
     indexers: { target: targetKeys },
     onError: onError('aitasks'),
   });
@@ -210,6 +222,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     defaults: o.defaults,
     defaultQuery: o.defaultQuery,
     allowCrossNamespace: o.allowCrossNamespace,
+    confineQueries: o.confineQueries,
   });
   const controller = new Controller({
     queue,

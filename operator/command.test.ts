@@ -77,6 +77,21 @@ void describe('operator settings', () => {
     await assert.rejects(parse([], { AIOPS_LEADER_ELECT: 'maybe' }), /expected true or false/);
   });
 
+  void test('tenant boundary settings: query confinement on by default, the per-namespace share, the label selector', async () => {
+    const o = await parse([]);
+    assert.equal(o.confineQueries, true);
+    assert.equal(o.maxConcurrentRemediationsPerNamespace, 5);
+    assert.equal(o.watchLabelSelector, undefined);
+    assert.equal((await parse(['--confine-queries=false'])).confineQueries, false);
+    assert.equal((await parse([], { AIOPS_CONFINE_QUERIES: 'false' })).confineQueries, false);
+    const env = await parse([], {
+      AIOPS_MAX_CONCURRENT_REMEDIATIONS_PER_NAMESPACE: '2',
+      AIOPS_WATCH_LABEL_SELECTOR: 'shard=a',
+    });
+    assert.equal(env.maxConcurrentRemediationsPerNamespace, 2);
+    assert.equal(env.watchLabelSelector, 'shard=a');
+  });
+
   void test('controller-runtime names: bind addresses and --zap-log-level', async () => {
     const o = await parse([
       '--metrics-bind-address=127.0.0.1:18080',

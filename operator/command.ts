@@ -61,11 +61,12 @@ function bool(value: string): boolean {
 }
 
 /**
- * A switch (default off): `--name` or `--name=true` turns it on, `--name=false` off, and so
- * does its environment variable's value (commander would turn a plain boolean on for any value).
+ * A switch (default off, or on when `on`): `--name` or `--name=true` turns it on,
+ * `--name=false` off, and so does its environment variable's value (commander would turn a
+ * plain boolean on for any value).
  */
-export function switchOption(flags: string, description: string): Option {
-  return new Option(`${flags} [bool]`, description).preset('true').argParser(bool).default(false);
+export function switchOption(flags: string, description: string, on = false): Option {
+  return new Option(`${flags} [bool]`, description).preset('true').argParser(bool).default(on);
 }
 
 /** Where an endpoint listens, from controller-runtime's `[host]:port` form. */
@@ -143,6 +144,10 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     )
     .option('--context <name>', 'kubeconfig context (default: current-context)')
     .option('--namespace <ns>', 'watch only this namespace (default: all namespaces)')
+    .option(
+      '--watch-label-selector <selector>',
+      'reconcile only AITasks matching this label selector, e.g. shard=a (default: all)',
+    )
     .requiredOption('--prometheus-url <url>', 'Prometheus base URL', 'http://localhost:9090')
     .option(
       '--default-query <promql>',
@@ -150,6 +155,13 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       DEFAULT_QUERY_TEMPLATE,
     )
     .addOption(switchOption('--allow-cross-namespace', 'allow targets outside the AITask namespace'))
+    .addOption(
+      switchOption(
+        '--confine-queries',
+        'add namespace="<target namespace>" to every selector of trigger.query and refuse queries that cannot be confined; false only on single-tenant clusters',
+        true,
+      ),
+    )
     .option('--max-concurrent-reconciles <n>', 'parallel reconciles', int(1, 1000), 1)
     .option('--rate-limit-qps <n>', 'overall retry rate (per second)', positive, 10)
     .option('--rate-limit-burst <n>', 'overall retry burst', int(1), 100)
@@ -173,6 +185,12 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       'AITasks with a remediation under way at once, cluster-wide (0: no cap)',
       int(0, 100_000),
       10,
+    )
+    .option(
+      '--max-concurrent-remediations-per-namespace <n>',
+      'AITasks of one namespace with a remediation under way at once, so one namespace cannot hold the whole pool (0: only the cluster-wide cap)',
+      int(0, 100_000),
+      5,
     )
     .option(
       '--max-cordoned-nodes-percent <pct>',
@@ -272,9 +290,11 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         ...opt('kubeconfig', str('kubeconfig')),
         ...opt('context', str('context')),
         ...opt('namespace', str('namespace')),
+        ...opt('watchLabelSelector', str('watchLabelSelector')),
         prometheusUrl: str('prometheusUrl') ?? '',
         defaultQuery: str('defaultQuery') ?? DEFAULT_QUERY_TEMPLATE,
         allowCrossNamespace: f.allowCrossNamespace === true,
+        confineQueries: f.confineQueries === true,
         maxConcurrentReconciles: num('maxConcurrentReconciles'),
         rateLimitQps: num('rateLimitQps'),
         rateLimitBurst: num('rateLimitBurst'),
@@ -286,6 +306,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
           maxReplicas: num('defaultMaxReplicas'),
         },
         maxConcurrentRemediations: num('maxConcurrentRemediations'),
+        maxConcurrentRemediationsPerNamespace: num('maxConcurrentRemediationsPerNamespace'),
         maxCordonedNodesPercent: num('maxCordonedNodesPercent'),
         llm: {
           allowlist: f.llmEndpointAllowlist as AllowRule[],

@@ -1,11 +1,13 @@
 // Integration: CordonNode end to end on kwok nodes of this test's own (tainted, so no other
-// test's pods land on them): the worst pod's node is cordoned and recorded; the cordon cap
-// refuses a second node; deleting the AITask uncordons exactly its node, while a node
-// cordoned by someone else stays cordoned.
+// test's pods land on them): the worst pod's node is cordoned, marked with the AITask's UID
+// and recorded; the cordon cap refuses a second node; deleting the AITask uncordons exactly
+// its node, while a node cordoned by someone else stays cordoned even when the AITask's
+// status is made to list it (status is not trusted: only the mark on the node is).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findCondition } from '../api/status/conditions.ts';
+import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
+import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { fakeNode } from '../test/harness/nodes.ts';
 import { eventually } from '../test/support/operator.ts';
@@ -65,8 +67,37 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
   const nodes = (await c.nodes.list(undefined)).items;
   const cordoned = nodes.filter((n) => n.spec?.unschedulable === true).length;
   const pct = Math.ceil((100 * (cordoned + 1)) / nodes.length);
+  const claim = await c.tasks.create(
+    ns,
+    aitask('claim', 'ghost', `${ns}-ghost`, { action: 'CordonNode', cooldownSeconds: 3600 }),
+  );
+  await c.tasks.replaceStatus({
+    ...claim,
+    status: {
+      phase: 'Healing',
+      pendingDecision: {
+        id: 'claim-1',
+        action: 'CordonNode',
+        source: 'rules',
+        reason: 'threshold > 1 breached: CordonNode',
+        executed: false,
+        at: metaTime(new Date()),
+        effect: { pod: 'gone', node: someoneElses },
+      },
+    },
+  });
   await operatorFor(ns, metrics.prometheus.url, t, [`--max-cordoned-nodes-percent=${pct}`]);
   const node = async (n: string) => (await c.nodes.get(undefined, n)).spec?.unschedulable === true;
+  const settled = await eventually('the interrupted cordon of claim to be settled', async () => {
+    const o = await c.tasks.get(ns, 'claim');
+    return o.status?.pendingDecision === undefined && o.status?.lastDecision !== undefined ? o : undefined;
+  });
+  assert.equal(
+    settled.status?.lastDecision?.blockedBy,
+    'Interrupted',
+    "someone else's cordon is not its effect",
+  );
+  assert.equal(settled.status.cordonedNodes, undefined, "someone else's node is not claimed");
 
   await c.tasks.create(
     ns,
@@ -78,6 +109,12 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
   });
   assert.deepEqual(web.status?.cordonedNodes, [mine]);
   assert.equal(await node(mine), true);
+  const marked = await c.nodes.get(undefined, mine);
+  assert.equal(
+    marked.metadata.annotations?.[CORDONED_BY_ANNOTATION],
+    web.metadata.uid,
+    'marked with its UID',
+  );
   await eventually('the CordonNode Event', async () =>
     (await taskEvents(ns, 'web')).some((e) => e.reason === 'CordonNode') ? true : undefined,
   );
@@ -101,6 +138,7 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
   await eventually('api paused', async () =>
     (await c.tasks.get(ns, 'api')).status?.phase === 'Paused' ? true : undefined,
   );
+  await c.tasks.patchStatus(ns, 'web', { cordonedNodes: [mine, someoneElses] });
   await c.tasks.delete(ns, 'web');
   await eventually('web to be gone', async () =>
     c.tasks.get(ns, 'web').then(
@@ -109,13 +147,19 @@ test('CordonNode: cordons and records the node, respects the cap, uncordons only
     ),
   );
   assert.equal(await node(mine), false, 'its own node is uncordoned');
-  assert.equal(await node(someoneElses), true, "someone else's cordon stays");
+  assert.equal(
+    (await c.nodes.get(undefined, mine)).metadata.annotations?.[CORDONED_BY_ANNOTATION],
+    undefined,
+  );
+  assert.equal(await node(someoneElses), true, "someone else's cordon stays, though web's status listed it");
+  const refused = (await taskEvents(ns, 'web')).find((e) => e.reason === 'UncordonRefused');
+  assert.ok(refused, 'the finalizer says which listed node it left');
+  assert.match(refused.note, new RegExp(`left ${someoneElses} as they are`));
   assert.equal(await node(third), false);
   await c.tasks.delete(ns, 'api');
-  await eventually('api to be gone', async () =>
-    c.tasks.get(ns, 'api').then(
-      () => undefined,
-      () => true,
-    ),
+  await c.tasks.delete(ns, 'claim');
+  await eventually('api and claim to be gone', async () =>
+    (await c.tasks.list(ns)).items.length === 0 ? true : undefined,
   );
+  assert.equal(await node(someoneElses), true, 'still cordoned after every AITask is gone');
 });

@@ -1,22 +1,24 @@
 // reconcile(key) for one AITask, level-triggered and idempotent: read the cached object →
 // finalizer cleanup on deletion → ensure the finalizer → settle a decision an earlier run
 // left in flight (verify its effect) → record the spec revision → resolve the target (one
-// AITask per Deployment) → read the metric → decide (pure) → approval → gates (remediation
-// slots, LLM advice, resolving the pod/node within the cordon cap) → write the decision →
-// act → write the outcome → requeue after intervalSeconds. When the computed status equals
+// AITask per Deployment) → read the metric (a tenant's query confined to the target's
+// namespace) → decide (pure) → approval → gates (remediation slots, LLM advice, resolving
+// the pod/node within the cordon cap) → write the decision → act → write the outcome →
+// requeue after intervalSeconds. When the computed status equals
 // the stored one nothing is written and no Event is recorded.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
+import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
-import { targetOwner, type RemediationSlots } from './decision/caps.ts';
+import { mayTarget, targetOwner, type RemediationSlots } from './decision/caps.ts';
 import {
   blockAct,
   decide,
@@ -32,6 +34,7 @@ import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
+import { confineQuery } from './decision/confine.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
@@ -46,7 +49,10 @@ export interface ReconcilerDeps {
   readonly actions: Actions;
   /** The LLM advisor for AITasks in decision mode LLM. */
   readonly advisor: Advisor;
-  /** Remediations in flight across all AITasks (`--max-concurrent-remediations`). */
+  /**
+   * Remediations in flight across all AITasks (`--max-concurrent-remediations`) and per
+   * namespace (`--max-concurrent-remediations-per-namespace`).
+   */
   readonly slots: RemediationSlots;
   /** Called when a remediation slot is freed, so tasks waiting for one are reconciled at once. */
   readonly onSlotFreed?: () => void;
@@ -59,6 +65,8 @@ export interface ReconcilerDeps {
   readonly defaultQuery: string;
   /** Allow targets outside the AITask's namespace (default false: refused). */
   readonly allowCrossNamespace: boolean;
+  /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
+  readonly confineQueries: boolean;
   /** Clock in ms (default Date.now). */
   readonly now?: () => number;
   /** Id for a new decision (default random UUID). */
@@ -204,16 +212,19 @@ export class Reconciler {
   ): Promise<{ verdict: Verdict; extra: EvaluationExtra; prepared?: Prepared }> {
     const d = this.#d;
     if (act.plan.action !== 'Noop') {
-      const holders = d.slots.acquire(key);
-      if (holders !== undefined)
+      const refused = d.slots.acquire(key);
+      if (refused !== undefined) {
+        const { holders, namespace, flag, cap } = refused;
+        const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
         return {
           verdict: blockAct(
             act,
             'ConcurrencyCapReached',
-            `${holders.length} remediations in flight (--max-concurrent-remediations=${d.slots.cap}): ${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}`,
+            `${holders.length} remediations in flight${where} (${flag}=${cap}): ${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}`,
           ),
           extra,
         };
+      }
     }
     let verdict: Extract<Verdict, { kind: 'act' }> = act;
     const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
@@ -225,7 +236,7 @@ export class Reconciler {
       verdict = { ...act, plan: advised.plan };
       extra = { ...extra, ...advised.extra };
     }
-    const prepared = await d.actions.prepare(verdict.plan, deployment);
+    const prepared = await d.actions.prepare(verdict.plan, deployment, task.metadata.uid ?? '');
     if ('blockedBy' in prepared)
       return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
     return { verdict, extra: { ...extra, effect: effectOf(prepared) }, prepared };
@@ -238,7 +249,7 @@ export class Reconciler {
     deployment: Deployment | undefined,
   ): TargetObservation {
     const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
-    if (targetNs !== task.metadata.namespace && !this.#d.allowCrossNamespace)
+    if (!mayTarget(task, this.#d.allowCrossNamespace))
       return {
         found: false,
         reason: 'CrossNamespaceRefused',
@@ -249,7 +260,10 @@ export class Reconciler {
       .byIndex('target', `${targetNs}/${task.spec.target.name}`)
       .map((k) => (k === key ? task : this.#d.taskCache.get(k)))
       .filter((t) => t !== undefined);
-    const owner = targetOwner(rivals.some((t) => t === task) ? rivals : [...rivals, task]);
+    const owner = targetOwner(
+      rivals.some((t) => t === task) ? rivals : [...rivals, task],
+      this.#d.allowCrossNamespace,
+    );
     if (owner !== undefined && owner !== key)
       return {
         found: false,
@@ -272,6 +286,10 @@ export class Reconciler {
       } catch (err) {
         return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
       }
+    } else if (this.#d.confineQueries) {
+      const confined = confineQuery(query, targetNs);
+      if (!confined.ok) return { ok: false, reason: 'QueryRefused', message: confined.message };
+      query = confined.query;
     }
     return this.#d.prometheus.query(query);
   }
@@ -299,7 +317,8 @@ export class Reconciler {
     if (live.status === undefined || !isInFlight(pending)) return live;
     const targetNs = live.spec.target.namespace ?? live.metadata.namespace ?? '';
     const deployment = this.#d.deployments.get(`${targetNs}/${live.spec.target.name}`);
-    const verification = verifyEffect(pending, await this.#d.actions.observe(pending, deployment));
+    const observed = await this.#d.actions.observe(pending, deployment, live.metadata.uid ?? '');
+    const verification = verifyEffect(pending, observed);
     const settled = settleDecision(live.status, verification);
     if (!settled) return live;
     log.warn('settled an interrupted decision', {
@@ -326,15 +345,37 @@ export class Reconciler {
     this.#d.advisor.forget(key);
   }
 
+  /**
+   * Uncordons the nodes of status.cordonedNodes that carry this AITask's mark (status alone
+   * is not trusted: anyone who may write aitasks/status could list any node), then removes
+   * the finalizer.
+   */
   async #finalize(task: v2.AITask, log: Logger): Promise<void> {
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) return;
-    const nodes = task.status?.cordonedNodes ?? [];
-    for (const node of nodes) await this.#d.actions.uncordon(node);
-    if (nodes.length > 0)
-      await this.#d.events.record(task, [
-        { type: 'Normal', reason: 'Uncordoned', action: 'Finalize', note: `uncordoned ${nodes.join(', ')}` },
-      ]);
+    const uncordoned: string[] = [];
+    const notOwned: string[] = [];
+    for (const node of task.status?.cordonedNodes ?? []) {
+      const result = await this.#d.actions.uncordon(node, task.metadata.uid ?? '');
+      if (result === 'uncordoned') uncordoned.push(node);
+      else if (result === 'notOwned') notOwned.push(node);
+    }
+    const events: EventSpec[] = [];
+    if (uncordoned.length > 0)
+      events.push({
+        type: 'Normal',
+        reason: 'Uncordoned',
+        action: 'Finalize',
+        note: `uncordoned ${uncordoned.join(', ')}`,
+      });
+    if (notOwned.length > 0)
+      events.push({
+        type: 'Warning',
+        reason: 'UncordonRefused',
+        action: 'Finalize',
+        note: `left ${notOwned.join(', ')} as they are: status lists them, but they do not carry this AITask's ${CORDONED_BY_ANNOTATION} mark`,
+      });
+    await this.#d.events.record(task, events);
     await this.#d.tasks.removeFinalizer(task.metadata.namespace ?? '', task.metadata.name ?? '');
-    log.info('finalizer removed', { uncordoned: nodes });
+    log.info('finalizer removed', { uncordoned, notOwned });
   }
 }

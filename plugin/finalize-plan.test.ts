@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { planFinalize, planHasWork, type FinalizeInputs, type OperatorEvidence } from './finalize-plan.ts';
@@ -15,7 +16,16 @@ const alive: OperatorEvidence = {
   message: 'op renewed 2s ago',
   lease: 'aiops-system/aiops-operator-leader',
 };
-const cordoned: NodeLike = { spec: { unschedulable: true } };
+const UID = 'uid-of-web';
+const cordoned: NodeLike = {
+  metadata: { annotations: { [CORDONED_BY_ANNOTATION]: UID } },
+  spec: { unschedulable: true },
+};
+const someoneElses: NodeLike = { spec: { unschedulable: true } };
+const anotherTasks: NodeLike = {
+  metadata: { annotations: { [CORDONED_BY_ANNOTATION]: 'uid-of-other' } },
+  spec: { unschedulable: true },
+};
 
 function inputs(
   over: {
@@ -24,7 +34,6 @@ function inputs(
     nodes?: string[];
     operator?: OperatorEvidence;
     live?: Record<string, NodeLike | undefined>;
-    claimed?: Record<string, string[]>;
   } = {},
 ): FinalizeInputs {
   const task: v2.AITask = {
@@ -33,6 +42,7 @@ function inputs(
     metadata: {
       name: 'web',
       namespace: 'prod',
+      uid: UID,
       resourceVersion: '42',
       finalizers: over.finalizers ?? [FINALIZER],
       ...(over.deleting === false ? {} : { deletionTimestamp: '2026-01-01T00:00:00Z' }),
@@ -48,7 +58,6 @@ function inputs(
     task,
     operator: over.operator ?? dead,
     nodes: new Map(Object.entries(over.live ?? {})),
-    claimedByOthers: new Map(Object.entries(over.claimed ?? {})),
   };
 }
 const flags = { force: false, all: false, skipCleanup: false };
@@ -79,22 +88,23 @@ void test('planFinalize removes only our finalizer unless --all', () => {
   assert.equal(planHasWork(foreign), false);
 });
 
-void test('planFinalize uncordons exactly the nodes still owed', () => {
+void test("planFinalize uncordons exactly the nodes still owed: cordoned with this AITask's mark", () => {
   const plan = planFinalize(
     inputs({
-      nodes: ['a', 'b', 'c', 'd'],
-      live: { a: cordoned, b: { spec: {} }, d: cordoned },
-      claimed: { d: ['prod/other'] },
+      nodes: ['a', 'b', 'c', 'd', 'e'],
+      live: { a: cordoned, b: { spec: {} }, d: someoneElses, e: anotherTasks },
     }),
     flags,
   );
+  const notOurs = `skip not cordoned by this AITask (no ${CORDONED_BY_ANNOTATION} mark with its UID)`;
   assert.deepEqual(
     plan.cleanup.map((c) => `${c.node} ${c.action} ${c.why}`),
     [
       'a uncordon cordoned by this AITask',
       'b skip already schedulable',
       'c skip the node no longer exists',
-      'd skip also cordoned for aitask prod/other',
+      `d ${notOurs}`,
+      `e ${notOurs}`,
     ],
   );
   const skipped = planFinalize(inputs({ nodes: ['a'], live: { a: cordoned } }), {

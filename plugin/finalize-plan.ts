@@ -1,7 +1,9 @@
 // The decision behind `kubectl aiops force-finalize`, as a pure plan: which finalizers go,
-// what cleanup the operator's finalizer still owes (nodes to uncordon), the evidence
-// about the operator, and whether to refuse. The command only reads inputs and applies it.
+// what cleanup the operator's finalizer still owes (nodes to uncordon: only those carrying
+// this AITask's mark, the operator's own rule in api/cordon.ts), the evidence about the
+// operator, and whether to refuse. The command only reads inputs and applies it.
 
+import { CORDONED_BY_ANNOTATION, cordonedBy } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import type { Liveness } from '../api/leader.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -43,18 +45,20 @@ export interface FinalizeInputs {
   operator: OperatorEvidence;
   /** Each node in status.cordonedNodes, undefined when it no longer exists. */
   nodes: ReadonlyMap<string, NodeLike | undefined>;
-  /** Node name → other live AITasks (`ns/name`) that also record it as cordoned. */
-  claimedByOthers: ReadonlyMap<string, readonly string[]>;
 }
 
 function cleanupSteps(inputs: FinalizeInputs, flags: FinalizeFlags): CleanupStep[] {
   return (inputs.task.status?.cordonedNodes ?? []).map((node): CleanupStep => {
     const n = inputs.nodes.get(node);
-    const others = inputs.claimedByOthers.get(node) ?? [];
     if (flags.skipCleanup) return { node, action: 'skip', why: 'skipped by --skip-cleanup: stays cordoned' };
     if (n === undefined) return { node, action: 'skip', why: 'the node no longer exists' };
     if (n.spec?.unschedulable !== true) return { node, action: 'skip', why: 'already schedulable' };
-    if (others.length) return { node, action: 'skip', why: `also cordoned for aitask ${others.join(', ')}` };
+    if (!cordonedBy(n, inputs.task.metadata.uid))
+      return {
+        node,
+        action: 'skip',
+        why: `not cordoned by this AITask (no ${CORDONED_BY_ANNOTATION} mark with its UID)`,
+      };
     return { node, action: 'uncordon', why: 'cordoned by this AITask' };
   });
 }

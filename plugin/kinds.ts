@@ -30,9 +30,9 @@ export interface KubeEventLike {
   reportingComponent?: string;
 }
 
-/** core/v1 Node: only whether it is cordoned. */
+/** core/v1 Node: whether it is cordoned, and by which AITask (api/cordon.ts). */
 export interface NodeLike {
-  metadata?: { name?: string };
+  metadata?: { name?: string; annotations?: Record<string, string>; resourceVersion?: string };
   spec?: { unschedulable?: boolean };
 }
 

@@ -1,9 +1,11 @@
 // Integration tests of `kubectl aiops force-finalize` and `generation-diff` through the
-// real kubectl: an AITask stuck in Terminating with a dead (then a live) operator Lease and
-// a cordoned node it owes, and an AITask whose observedGeneration lags its generation.
+// real kubectl: an AITask stuck in Terminating with a dead (then a live) operator Lease, a
+// cordoned node it owes (carrying its mark) and one its status lists that it never
+// cordoned (left cordoned), and an AITask whose observedGeneration lags its generation.
 
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
+import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { buildRevision } from '../api/revisions.ts';
@@ -41,13 +43,18 @@ async function lease(ns: string, renewed: Date): Promise<void> {
   await leases.create(ns, body);
 }
 
-/** A node of our own (no kwok annotation, so nothing else manages it), cordoned. */
+/**
+ * A node of our own (no kwok annotation, so nothing else manages it), cordoned; with `uid`,
+ * marked as the operator marks a node it cordons for that AITask.
+ */
 async function cordonedNode(
   name: string,
   after: (fn: () => Promise<void>) => void,
+  uid?: string,
 ): Promise<ResourceClient<NodeLike>> {
   const nodes = new ResourceClient<NodeLike>(await testTransport(), Resources.nodes);
-  await nodes.create(undefined, { metadata: { name }, spec: { unschedulable: true } });
+  const annotations = uid === undefined ? {} : { annotations: { [CORDONED_BY_ANNOTATION]: uid } };
+  await nodes.create(undefined, { metadata: { name, ...annotations }, spec: { unschedulable: true } });
   after(async () => {
     await nodes.delete(undefined, name).catch(() => undefined);
   });
@@ -59,15 +66,21 @@ void describe('kubectl aiops force-finalize', () => {
     const ns = await freshNamespace('plugin-ff', (fn) => t.after(fn));
     const opNs = await freshNamespace('plugin-ffop', (fn) => t.after(fn));
     const node = `${ns}-node`;
-    const nodes = await cordonedNode(node, (fn) => t.after(fn));
+    const foreign = `${ns}-foreign`;
     const tasks = await testAITasks('v2');
-    await tasks.create(ns, {
+    const created = await tasks.create(ns, {
       apiVersion: 'aiops.example.com/v2',
       kind: 'AITask',
       metadata: { name: 'stuck', finalizers: [FINALIZER] },
       spec: spec(),
     });
-    await tasks.patchStatus(ns, 'stuck', { phase: 'Healed', observedGeneration: 1, cordonedNodes: [node] });
+    const nodes = await cordonedNode(node, (fn) => t.after(fn), created.metadata.uid);
+    await cordonedNode(foreign, (fn) => t.after(fn));
+    await tasks.patchStatus(ns, 'stuck', {
+      phase: 'Healed',
+      observedGeneration: 1,
+      cordonedNodes: [node, foreign],
+    });
     const args = ['force-finalize', 'stuck', '-n', ns, '--lease-namespace', opNs];
 
     const notDeleted = await run(args);
@@ -81,6 +94,7 @@ void describe('kubectl aiops force-finalize', () => {
     assert.match(dry.stdout, new RegExp(`${FINALIZER} +remove`));
     assert.match(dry.stdout, /Operator: absent: no leader Lease exists/);
     assert.match(dry.stdout, new RegExp(`${node} +uncordon +cordoned by this AITask`));
+    assert.match(dry.stdout, new RegExp(`${foreign} +skip +not cordoned by this AITask`));
     assert.match(dry.stdout, /Dry run: nothing changed/);
     assert.equal((await nodes.get(undefined, node)).spec?.unschedulable, true);
     assert.deepEqual((await tasks.get(ns, 'stuck')).metadata.finalizers, [FINALIZER]);
@@ -109,7 +123,10 @@ void describe('kubectl aiops force-finalize', () => {
       yes.stdout,
       new RegExp(`node/${node} uncordoned\\nfinalizer ${FINALIZER} removed\\naitask "stuck" deleted`),
     );
-    assert.notEqual((await nodes.get(undefined, node)).spec?.unschedulable, true);
+    const after = await nodes.get(undefined, node);
+    assert.notEqual(after.spec?.unschedulable, true);
+    assert.equal(after.metadata?.annotations?.[CORDONED_BY_ANNOTATION], undefined, 'the mark is removed');
+    assert.equal((await nodes.get(undefined, foreign)).spec?.unschedulable, true, 'not its cordon: left');
     await assert.rejects(tasks.get(ns, 'stuck'), { name: 'NotFoundError' });
   });
 

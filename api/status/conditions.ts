@@ -39,6 +39,7 @@ export const Reason = {
   MetricsUnavailable: 'MetricsUnavailable',
   NoData: 'NoData',
   QueryFailed: 'QueryFailed',
+  QueryRefused: 'QueryRefused',
   MetricsRead: 'MetricsRead',
   Paused: 'Paused',
   DryRun: 'DryRun',

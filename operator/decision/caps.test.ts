@@ -2,43 +2,85 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type * as v2 from '../../api/schema/v2.ts';
-import { cordonAllowed, RemediationSlots, targetOwner } from './caps.ts';
+import { cordonAllowed, mayTarget, RemediationSlots, targetOwner } from './caps.ts';
 
 test('remediation slots: capped, kept by the holder, freed when the status leaves Healing', () => {
   const cached = new Map<string, v2.Status>([
     ['ns/old', { phase: 'Healing' }],
     ['ns/idle', { phase: 'Monitoring' }],
   ]);
-  const slots = new RemediationSlots(2, () => cached.entries());
+  const slots = new RemediationSlots(2, 0, () => cached.entries());
+  const full = (holders: string[]) => ({ flag: '--max-concurrent-remediations', cap: 2, holders });
   assert.deepEqual(slots.holders(), ['ns/old'], 'seeded from cached statuses');
   assert.equal(slots.acquire('ns/a'), undefined);
-  assert.deepEqual(slots.acquire('ns/b'), ['ns/a', 'ns/old']);
+  assert.deepEqual(slots.acquire('ns/b'), full(['ns/a', 'ns/old']));
   assert.equal(slots.acquire('ns/a'), undefined, 'a holder keeps its slot');
   assert.equal(slots.sync('ns/old', { phase: 'Healed' }), false, 'not held by this process before');
   assert.equal(slots.acquire('ns/b'), undefined, 'known statuses win over the cache');
-  assert.deepEqual(slots.acquire('ns/c'), ['ns/a', 'ns/b']);
+  assert.deepEqual(slots.acquire('ns/c'), full(['ns/a', 'ns/b']));
   assert.equal(slots.sync('ns/a', { phase: 'Failed' }), true);
   assert.equal(slots.acquire('ns/c'), undefined);
   assert.equal(slots.forget('ns/c'), true);
-  assert.equal(new RemediationSlots(0, () => []).acquire('x'), undefined, '0 means no cap');
+  assert.equal(new RemediationSlots(0, 0, () => []).acquire('x'), undefined, '0 means no cap');
 });
 
-test('remediation slots (property): holders never exceed the cap', () => {
+test('remediation slots: one namespace holds at most its share, the others still get slots', () => {
+  const slots = new RemediationSlots(4, 2, () => []);
+  assert.equal(slots.acquire('a/t0'), undefined);
+  assert.equal(slots.acquire('a/t1'), undefined);
+  assert.deepEqual(slots.acquire('a/t2'), {
+    flag: '--max-concurrent-remediations-per-namespace',
+    cap: 2,
+    namespace: 'a',
+    holders: ['a/t0', 'a/t1'],
+  });
+  assert.equal(slots.acquire('b/t0'), undefined, 'another namespace is not held back');
+  assert.equal(slots.acquire('b/t1'), undefined);
+  assert.equal(slots.acquire('c/t0')?.flag, '--max-concurrent-remediations', 'the pool is full');
+  assert.equal(slots.sync('a/t0', { phase: 'Healed' }), true);
+  assert.equal(slots.acquire('a/t2'), undefined, 'a freed slot of the namespace is taken again');
+  assert.equal(slots.acquire('a/t1'), undefined, 'a holder keeps its slot');
+  assert.equal(new RemediationSlots(0, 1, () => []).acquire('x/a'), undefined);
+  const shareOnly = new RemediationSlots(0, 1, () => [['x/a', { phase: 'Healing' }] as const]);
+  assert.equal(shareOnly.acquire('x/b')?.flag, '--max-concurrent-remediations-per-namespace');
+  assert.equal(shareOnly.acquire('y/b'), undefined, 'the share alone, without an overall cap');
+});
+
+test('remediation slots (property): holders never exceed the cap nor a namespace its share; refused only when full', () => {
   fc.assert(
     fc.property(
       fc.integer({ min: 1, max: 4 }),
-      fc.array(fc.tuple(fc.constantFrom('acquire', 'heal', 'forget'), fc.integer({ min: 0, max: 9 })), {
-        maxLength: 100,
-      }),
-      (cap, ops) => {
-        const slots = new RemediationSlots(cap, () => []);
-        for (const [op, i] of ops) {
-          const key = `ns/t${i}`;
+      fc.integer({ min: 0, max: 3 }),
+      fc.array(
+        fc.tuple(
+          fc.constantFrom('acquire', 'heal', 'forget'),
+          fc.constantFrom('a', 'b', 'c'),
+          fc.integer({ min: 0, max: 9 }),
+        ),
+        { maxLength: 100 },
+      ),
+      (cap, perNamespace, ops) => {
+        const slots = new RemediationSlots(cap, perNamespace, () => []);
+        for (const [op, ns, i] of ops) {
+          const key = `${ns}/t${i}`;
           if (op === 'acquire') {
-            if (slots.acquire(key) === undefined) slots.sync(key, { phase: 'Healing' });
+            const before = slots.holders();
+            const refused = slots.acquire(key);
+            if (refused === undefined) slots.sync(key, { phase: 'Healing' });
+            else {
+              const mine = before.filter((k) => k.startsWith(`${ns}/`)).length;
+              assert.ok(
+                before.length >= cap || (perNamespace > 0 && mine >= perNamespace),
+                'refused only when a cap is full',
+              );
+            }
           } else if (op === 'heal') slots.sync(key, { phase: 'Healed' });
           else slots.forget(key);
-          assert.ok(slots.holders().length <= cap);
+          const held = slots.holders();
+          assert.ok(held.length <= cap);
+          if (perNamespace > 0)
+            for (const n of ['a', 'b', 'c'])
+              assert.ok(held.filter((k) => k.startsWith(`${n}/`)).length <= perNamespace);
         }
       },
     ),
@@ -85,9 +127,55 @@ test('targetOwner: the oldest live AITask, then by key', () => {
       creationTimestamp: created,
       ...(deleting ? { deletionTimestamp: created } : {}),
     },
+    spec: { target: {} },
   });
-  assert.equal(targetOwner([t('b', '2026-01-01T00:00:01Z'), t('a', '2026-01-01T00:00:02Z')]), 'ns/b');
-  assert.equal(targetOwner([t('b', '2026-01-01T00:00:01Z'), t('a', '2026-01-01T00:00:01Z')]), 'ns/a');
-  assert.equal(targetOwner([t('b', '2026-01-01T00:00:01Z', true), t('a', '2026-01-01T00:00:02Z')]), 'ns/a');
-  assert.equal(targetOwner([]), undefined);
+  const owner = (tasks: Parameters<typeof targetOwner>[0]) => targetOwner(tasks, false);
+  assert.equal(owner([t('b', '2026-01-01T00:00:01Z'), t('a', '2026-01-01T00:00:02Z')]), 'ns/b');
+  assert.equal(owner([t('b', '2026-01-01T00:00:01Z'), t('a', '2026-01-01T00:00:01Z')]), 'ns/a');
+  assert.equal(owner([t('b', '2026-01-01T00:00:01Z', true), t('a', '2026-01-01T00:00:02Z')]), 'ns/a');
+  assert.equal(owner([]), undefined);
+});
+
+test('targetOwner: a task that may not act on the target never owns it (no squatting)', () => {
+  const t = (ns: string, created: string, targetNs?: string) => ({
+    metadata: { name: 'task', namespace: ns, creationTimestamp: created },
+    spec: { target: targetNs === undefined ? {} : { namespace: targetNs } },
+  });
+  const squatter = t('b', '2026-01-01T00:00:01Z', 'a');
+  const rightful = t('a', '2026-01-01T00:00:02Z');
+  assert.equal(mayTarget(squatter, false), false);
+  assert.equal(mayTarget(squatter, true), true);
+  assert.equal(mayTarget(t('a', '', 'a'), false), true, 'its own namespace, spelled out');
+  assert.equal(targetOwner([squatter, rightful], false), 'a/task', 'refused: the rightful task owns');
+  assert.equal(targetOwner([squatter], false), undefined);
+  assert.equal(targetOwner([squatter, rightful], true), 'b/task', 'allowed: the oldest owns');
+});
+
+test('targetOwner (property): the owner, if any, may act on the target and is the oldest that may', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          ns: fc.constantFrom('a', 'b', 'c'),
+          created: fc.integer({ min: 0, max: 5 }),
+          target: fc.constantFrom(undefined, 'a', 'b'),
+        }),
+        { maxLength: 8 },
+      ),
+      fc.boolean(),
+      (specs, allow) => {
+        const tasks = specs.map((x, i) => ({
+          metadata: { name: `t${i}`, namespace: x.ns, creationTimestamp: `2026-01-01T00:00:0${x.created}Z` },
+          spec: { target: x.target === undefined ? {} : { namespace: x.target } },
+        }));
+        const owner = targetOwner(tasks, allow);
+        const eligible = tasks.filter((x) => mayTarget(x, allow));
+        if (eligible.length === 0) return owner === undefined;
+        const found = eligible.find((x) => `${x.metadata.namespace}/${x.metadata.name}` === owner);
+        assert.ok(found, 'the owner is eligible');
+        for (const x of eligible) assert.ok(found.metadata.creationTimestamp <= x.metadata.creationTimestamp);
+        return true;
+      },
+    ),
+  );
 });

@@ -1,8 +1,10 @@
 // Cluster-wide guardrails against remediation storms (DESIGN §4, peers §4): a cap on
-// remediations in flight across all AITasks (`--max-concurrent-remediations`), a cap on the
-// share of nodes cordoned (`--max-cordoned-nodes-percent`), and one AITask per target
-// Deployment (the oldest owns it). The slot registry is in memory — only the leader acts —
-// and seeded from the cached statuses for tasks this process has not decided on yet.
+// remediations in flight across all AITasks (`--max-concurrent-remediations`) and a share of
+// it per namespace (`--max-concurrent-remediations-per-namespace`, so one tenant cannot hold
+// every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`), and one
+// AITask per target Deployment (the oldest of those allowed to act on it owns it). The slot
+// registry is in memory — only the leader acts — and seeded from the cached statuses for
+// tasks this process has not decided on yet.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { isInFlight } from './settle.ts';
@@ -12,21 +14,44 @@ export function holdsSlot(status: v2.Status | undefined): boolean {
   return status?.phase === 'Healing' || isInFlight(status?.pendingDecision);
 }
 
+/** Why a slot was refused: which cap, and who holds the slots it counts. */
+export interface SlotRefusal {
+  /** The flag of the cap that is full. */
+  readonly flag: '--max-concurrent-remediations' | '--max-concurrent-remediations-per-namespace';
+  readonly cap: number;
+  /** The namespace whose share is full (per-namespace cap only). */
+  readonly namespace?: string;
+  /** Keys holding the slots that cap counts, sorted. */
+  readonly holders: readonly string[];
+}
+
+/** The namespace of a `namespace/name` key. */
+function namespaceOf(key: string): string {
+  return key.slice(0, Math.max(0, key.indexOf('/')));
+}
+
 /**
  * Remediations in flight: an AITask holds a slot from the decision to act until its target
  * recovers, it stalls, pauses or is deleted (its status leaves Healing).
  */
 export class RemediationSlots {
   readonly #cap: number;
+  readonly #perNamespace: number;
   readonly #cached: () => Iterable<readonly [string, v2.Status | undefined]>;
   readonly #known = new Map<string, boolean>();
 
   /**
-   * `cap` slots (0: unlimited); `cached` lists the informer's AITasks by key, used for keys
-   * this process has not synced yet (after a start or a leader change).
+   * `cap` slots in all (0: unlimited), of which the AITasks of one namespace hold at most
+   * `perNamespace` (0: no share, only `cap`); `cached` lists the informer's AITasks by key,
+   * used for keys this process has not synced yet (after a start or a leader change).
    */
-  constructor(cap: number, cached: () => Iterable<readonly [string, v2.Status | undefined]>) {
+  constructor(
+    cap: number,
+    perNamespace: number,
+    cached: () => Iterable<readonly [string, v2.Status | undefined]>,
+  ) {
     this.#cap = cap;
+    this.#perNamespace = perNamespace;
     this.#cached = cached;
   }
 
@@ -38,11 +63,24 @@ export class RemediationSlots {
     return [...out].sort();
   }
 
-  /** Takes a slot for `key` (kept if it already holds one); undefined when granted, else the holders. */
-  acquire(key: string): string[] | undefined {
+  /**
+   * Takes a slot for `key` (kept if it already holds one); undefined when granted, else which
+   * cap is full: the cluster-wide one first, then the share of `key`'s namespace.
+   */
+  acquire(key: string): SlotRefusal | undefined {
     if (this.#known.get(key) === true) return undefined;
     const holders = this.holders().filter((k) => k !== key);
-    if (this.#cap > 0 && holders.length >= this.#cap) return holders;
+    if (this.#cap > 0 && holders.length >= this.#cap)
+      return { flag: '--max-concurrent-remediations', cap: this.#cap, holders };
+    const namespace = namespaceOf(key);
+    const neighbours = holders.filter((k) => namespaceOf(k) === namespace);
+    if (this.#perNamespace > 0 && neighbours.length >= this.#perNamespace)
+      return {
+        flag: '--max-concurrent-remediations-per-namespace',
+        cap: this.#perNamespace,
+        namespace,
+        holders: neighbours,
+      };
     this.#known.set(key, true);
     return undefined;
   }
@@ -62,9 +100,14 @@ export class RemediationSlots {
     return held;
   }
 
-  /** The cap (0: unlimited). */
+  /** The cluster-wide cap (0: unlimited). */
   get cap(): number {
     return this.#cap;
+  }
+
+  /** The per-namespace share (0: none). */
+  get perNamespace(): number {
+    return this.#perNamespace;
   }
 }
 
@@ -102,11 +145,30 @@ export function cordonAllowed(
   return { ok: true };
 }
 
-/** The AITask that owns a target among those naming it: the oldest, then by key. */
-export function targetOwner(tasks: readonly Pick<v2.AITask, 'metadata'>[]): string | undefined {
-  const live = tasks.filter((t) => t.metadata.deletionTimestamp === undefined);
-  const key = (t: Pick<v2.AITask, 'metadata'>): string =>
-    `${t.metadata.namespace ?? ''}/${t.metadata.name ?? ''}`;
+/** The parts of an AITask that decide whether it may act on its target. */
+export type TargetClaim = Pick<v2.AITask, 'metadata'> & {
+  readonly spec: { readonly target: Pick<v2.AITask['spec']['target'], 'namespace'> };
+};
+
+/**
+ * Whether `task` may act on its target: one in its own namespace always (an empty target
+ * namespace is the task's own), one in another namespace only with `allowCrossNamespace`
+ * (`--allow-cross-namespace`).
+ */
+export function mayTarget(task: TargetClaim, allowCrossNamespace: boolean): boolean {
+  const own = task.metadata.namespace ?? '';
+  return allowCrossNamespace || (task.spec.target.namespace ?? own) === own;
+}
+
+/**
+ * The AITask that owns a target among those naming it: the oldest live one that may act on
+ * it (`mayTarget`: a refused task never owns, so it cannot squat a target), then by key.
+ */
+export function targetOwner(tasks: readonly TargetClaim[], allowCrossNamespace: boolean): string | undefined {
+  const live = tasks.filter(
+    (t) => t.metadata.deletionTimestamp === undefined && mayTarget(t, allowCrossNamespace),
+  );
+  const key = (t: TargetClaim): string => `${t.metadata.namespace ?? ''}/${t.metadata.name ?? ''}`;
   return live
     .sort(
       (a, b) =>

@@ -41,7 +41,7 @@ export type MetricObservation =
   | { readonly ok: true; readonly value: number }
   | {
       readonly ok: false;
-      readonly reason: 'MetricsUnavailable' | 'NoData' | 'QueryFailed';
+      readonly reason: 'MetricsUnavailable' | 'NoData' | 'QueryFailed' | 'QueryRefused';
       readonly message: string;
     };
 

@@ -1,8 +1,9 @@
 // Crash safety: a `pendingDecision` without `blockedBy` on the live object means an operator
 // stopped between writing the decision and recording its outcome. Instead of acting again,
 // the operator looks at the effect the decision names (replicas reached, pod gone, node
-// cordoned): done → recorded as executed; visibly not done → dropped, so the rules decide
-// again and the action runs once; undecidable → recorded as unconfirmed and never repeated.
+// cordoned with this AITask's mark, so a node someone else cordoned is never claimed):
+// done → recorded as executed; visibly not done → dropped, so the rules decide again and the
+// action runs once; undecidable → recorded as unconfirmed and never repeated.
 // Pure: the reconciler gathers the observation.
 
 import type * as v2 from '../../api/schema/v2.ts';
@@ -14,8 +15,11 @@ export interface EffectObservation {
   readonly replicas?: number;
   /** True while the pod named in the effect exists (same uid) and is not terminating. */
   readonly podPresent?: boolean;
-  /** spec.unschedulable of the node named in the effect (undefined: the node is gone). */
-  readonly nodeUnschedulable?: boolean;
+  /**
+   * Whether the node named in the effect is cordoned with this AITask's mark (api/cordon.ts
+   * `cordonedBy`); false also when it is cordoned by someone else (undefined: the node is gone).
+   */
+  readonly nodeCordonedByTask?: boolean;
 }
 
 /** Whether the decision's effect is in place. */
@@ -41,8 +45,8 @@ export function verifyEffect(decision: v2.DecisionRecord, obs: EffectObservation
       if (e?.pod === undefined || obs.podPresent === undefined) return 'unknown';
       return obs.podPresent ? 'notDone' : 'done';
     case 'CordonNode':
-      if (e?.node === undefined || obs.nodeUnschedulable === undefined) return 'unknown';
-      return obs.nodeUnschedulable ? 'done' : 'notDone';
+      if (e?.node === undefined || obs.nodeCordonedByTask === undefined) return 'unknown';
+      return obs.nodeCordonedByTask ? 'done' : 'notDone';
   }
 }
 

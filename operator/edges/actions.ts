@@ -1,10 +1,12 @@
 // The remediations, as thin adapters over the API: RestartPod evicts one pod through the
 // Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the scale
 // subresource bound to its resourceVersion, CordonNode marks the worst pod's node
-// unschedulable within the cordon cap. A plan is first resolved (which pod, which node) so
-// the decision written before acting names its effect, which a restarted operator verifies
-// (observe). Choosing the pod is pure (pickPod).
+// unschedulable within the cordon cap, with the AITask's UID on the node (api/cordon.ts):
+// only a node carrying that mark is ever uncordoned for it or counted as its cordon. A plan
+// is first resolved (which pod, which node) so the decision written before acting names its
+// effect, which a restarted operator verifies (observe). Choosing the pod is pure (pickPod).
 
+import { cordonedBy, cordonPatch, uncordonPatch } from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../api/kube/errors.ts';
 import { ResourceClient, resourcePath } from '../../api/kube/resources.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
@@ -49,12 +51,21 @@ export function pickPod(pods: readonly Pod[]): Pod | undefined {
     )[0];
 }
 
-/** A plan with its target resolved: the pod to evict, the node to cordon. */
+/** A plan with its target resolved: the pod to evict, the node to cordon (for the AITask `owner`, its UID). */
 export type Prepared =
   | { readonly action: 'ScaleUp' | 'ScaleDown'; readonly from: number; readonly replicas: number }
   | { readonly action: 'RestartPod'; readonly pod: string; readonly podUID?: string }
-  | { readonly action: 'CordonNode'; readonly pod: string; readonly podUID?: string; readonly node: string }
+  | {
+      readonly action: 'CordonNode';
+      readonly pod: string;
+      readonly podUID?: string;
+      readonly node: string;
+      readonly owner: string;
+    }
   | { readonly action: 'Noop' };
+
+/** What the finalizer's uncordon did: lifted its own cordon, left a node not marked as its own, or found none. */
+export type UncordonResult = 'uncordoned' | 'notOwned' | 'gone';
 
 /** A plan that cannot run, and why. */
 export interface Unprepared {
@@ -77,6 +88,9 @@ export function effectOf(p: Prepared): v2.DecisionEffect {
   }
 }
 
+/** Reads of a node before a patch bound to it gives up on conflicts (kubelets and kwok update nodes often). */
+const NODE_ATTEMPTS = 5;
+
 /** Runs remediation plans against the cluster. */
 export class Actions {
   readonly #transport: KubeTransport;
@@ -95,8 +109,11 @@ export class Actions {
     this.#maxCordonedPercent = maxCordonedPercent;
   }
 
-  /** Resolves `plan` on the Deployment: picks the pod (and its node), checks the cordon cap. */
-  async prepare(plan: ActionPlan, deployment: Deployment): Promise<Prepared | Unprepared> {
+  /**
+   * Resolves `plan` on the Deployment: picks the pod (and its node), checks the cordon cap.
+   * `owner` is the UID of the AITask acting (the mark a cordon leaves on the node).
+   */
+  async prepare(plan: ActionPlan, deployment: Deployment, owner: string): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
     const namespace = deployment.metadata.namespace ?? '';
@@ -114,7 +131,7 @@ export class Actions {
       return { blockedBy: 'NoPodToRestart', message: `pod ${namespace}/${name} is not scheduled on a node` };
     const allowed = cordonAllowed(await this.#nodeStates(), node, this.#maxCordonedPercent);
     if (!allowed.ok) return { blockedBy: allowed.reason, message: allowed.message };
-    return { action: 'CordonNode', pod: name, ...uid, node };
+    return { action: 'CordonNode', pod: name, ...uid, node, owner };
   }
 
   /**
@@ -132,14 +149,21 @@ export class Actions {
       case 'RestartPod':
         return this.#evict(namespace, p.pod);
       case 'CordonNode':
-        return this.#cordon(p.node, `${namespace}/${p.pod}`);
+        return this.#cordon(p.node, `${namespace}/${p.pod}`, p.owner);
     }
   }
 
-  /** What is in place now of a decision's effect (for settling an interrupted decision). */
-  async observe(decision: v2.DecisionRecord, deployment: Deployment | undefined): Promise<EffectObservation> {
+  /**
+   * What is in place now of a decision's effect (for settling an interrupted decision) of
+   * the AITask with UID `owner`: a cordoned node counts only when it carries that mark.
+   */
+  async observe(
+    decision: v2.DecisionRecord,
+    deployment: Deployment | undefined,
+    owner: string,
+  ): Promise<EffectObservation> {
     const e = decision.effect ?? {};
-    const obs: { replicas?: number; podPresent?: boolean; nodeUnschedulable?: boolean } = {};
+    const obs: { replicas?: number; podPresent?: boolean; nodeCordonedByTask?: boolean } = {};
     if (deployment?.spec?.replicas !== undefined) obs.replicas = deployment.spec.replicas;
     if (e.pod !== undefined && deployment !== undefined && decision.action === 'RestartPod') {
       const pods = await this.#podsOf(deployment.metadata.namespace ?? '', deployment);
@@ -151,24 +175,45 @@ export class Actions {
       );
     }
     if (e.node !== undefined) {
-      const node = (await this.#nodeStates()).find((n) => n.name === e.node);
-      if (node) obs.nodeUnschedulable = node.unschedulable;
+      const node = await this.#node(e.node);
+      if (node) obs.nodeCordonedByTask = cordonedBy(node, owner);
     }
     return obs;
   }
 
-  /** Removes `spec.unschedulable` from `node`; a node that is gone counts as done. */
-  async uncordon(node: string): Promise<void> {
-    await this.#nodes.patch(undefined, node, { spec: { unschedulable: null } }).catch((err: unknown) => {
-      if (!(err instanceof NotFoundError)) throw err;
+  /**
+   * Uncordons `node` for the AITask with UID `owner` only if it carries that AITask's mark
+   * (api/cordon.ts), with a patch bound to the node as read (re-read on a conflict, up to
+   * NODE_ATTEMPTS times); anything else stays as it is.
+   */
+  async uncordon(node: string, owner: string): Promise<UncordonResult> {
+    for (let attempt = 1; ; attempt++) {
+      const live = await this.#node(node);
+      if (live === undefined) return 'gone';
+      if (!cordonedBy(live, owner)) return 'notOwned';
+      try {
+        await this.#nodes.patch(undefined, node, uncordonPatch(live.metadata.resourceVersion ?? ''));
+        return 'uncordoned';
+      } catch (err) {
+        if (err instanceof NotFoundError) return 'gone';
+        if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  async #node(name: string): Promise<Node | undefined> {
+    return this.#nodes.get(undefined, name).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
     });
   }
 
-  async #nodeStates(): Promise<{ name: string; unschedulable: boolean }[]> {
+  async #nodeStates(): Promise<{ name: string; unschedulable: boolean; resourceVersion: string }[]> {
     const list = await this.#nodes.list(undefined);
     return list.items.map((n) => ({
       name: n.metadata.name ?? '',
       unschedulable: n.spec?.unschedulable === true,
+      resourceVersion: n.metadata.resourceVersion ?? '',
     }));
   }
 
@@ -235,12 +280,24 @@ export class Actions {
     return { executed: true, message: `evicted pod ${namespace}/${name}` };
   }
 
-  /** Cordons `node` after checking the cap again; cordons are serialised so two never pass one check. */
-  #cordon(node: string, pod: string): Promise<ActionOutcome> {
+  /**
+   * Cordons `node` for the AITask `owner` after checking the cap again, marking it in the same
+   * patch, bound to the node as checked; cordons are serialised so two never pass one check.
+   */
+  #cordon(node: string, pod: string, owner: string): Promise<ActionOutcome> {
     const run = async (): Promise<ActionOutcome> => {
-      const allowed = cordonAllowed(await this.#nodeStates(), node, this.#maxCordonedPercent);
-      if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
-      await this.#nodes.patch(undefined, node, { spec: { unschedulable: true } });
+      for (let attempt = 1; ; attempt++) {
+        const states = await this.#nodeStates();
+        const allowed = cordonAllowed(states, node, this.#maxCordonedPercent);
+        if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
+        const rv = states.find((n) => n.name === node)?.resourceVersion ?? '';
+        try {
+          await this.#nodes.patch(undefined, node, cordonPatch(owner, rv));
+          break;
+        } catch (err) {
+          if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;
+        }
+      }
       return { executed: true, message: `cordoned node ${node} (pod ${pod})`, cordoned: node };
     };
     const next = this.#cordonLock.then(run, run);

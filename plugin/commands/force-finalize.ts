@@ -1,12 +1,12 @@
 // `kubectl aiops force-finalize NAME`: reads the stuck AITask, the operator's leader Lease
 // and the nodes its finalizer still owes, prints the plan (dry run by default) and, with
-// --yes, uncordons those nodes and removes the finalizer with a resourceVersion-bound patch.
+// --yes, uncordons those nodes (each only while it carries the AITask's mark, bound to the
+// node as read) and removes the finalizer with a resourceVersion-bound patch.
 
-import { AITaskClient } from '../../api/aitask-client.ts';
+import { cordonedBy, uncordonPatch } from '../../api/cordon.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { leaseLiveness, type Lease } from '../../api/leader.ts';
-import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
 import { planFinalize, planHasWork, type FinalizePlan, type OperatorEvidence } from '../finalize-plan.ts';
 import { age, jsonDoc, table, yamlDoc, type Palette } from '../format.ts';
@@ -42,32 +42,21 @@ async function readNodes(s: Session, names: readonly string[]): Promise<Map<stri
   return new Map(entries);
 }
 
-/** Other live AITasks that also record this task's nodes as cordoned (none known when listing is forbidden). */
-async function claims(s: Session, task: v2.AITask): Promise<Map<string, string[]>> {
-  const mine = new Set(task.status?.cordonedNodes ?? []);
-  const out = new Map<string, string[]>();
-  if (mine.size === 0) return out;
-  const all = await new AITaskClient(s.transport, 'v2').listAll(undefined).catch((err: unknown) => {
-    if (err instanceof ForbiddenError) return { items: [] };
-    throw err;
-  });
-  for (const other of all.items) {
-    if (other.metadata.uid === task.metadata.uid || other.metadata.deletionTimestamp !== undefined) continue;
-    for (const node of other.status?.cordonedNodes ?? [])
-      if (mine.has(node))
-        out.set(node, [
-          ...(out.get(node) ?? []),
-          `${other.metadata.namespace ?? ''}/${other.metadata.name ?? ''}`,
-        ]);
-  }
-  return out;
-}
-
-async function apply(s: Session, plan: FinalizePlan): Promise<Outcome> {
+async function apply(s: Session, plan: FinalizePlan, taskUID: string | undefined): Promise<Outcome> {
   const nodes = new ResourceClient<NodeLike>(s.transport, Resources.nodes);
   const uncordoned: string[] = [];
   for (const step of plan.cleanup.filter((c) => c.action === 'uncordon')) {
-    await nodes.patch(undefined, step.node, { spec: { unschedulable: null } });
+    const live = await ifFound(nodes.get(undefined, step.node));
+    if (!cordonedBy(live, taskUID)) continue;
+    try {
+      await nodes.patch(undefined, step.node, uncordonPatch(live?.metadata?.resourceVersion ?? ''));
+    } catch (err) {
+      if (err instanceof ConflictError)
+        throw new CliError(
+          `node/${step.node} changed while it was being uncordoned; nothing else was done: run force-finalize again`,
+        );
+      throw err;
+    }
     uncordoned.push(step.node);
   }
   const removed = plan.finalizers.filter((f) => f.action === 'remove').map((f) => f.name);
@@ -136,12 +125,11 @@ export async function forceFinalize(
   const now = ctx.io.now();
   const task = await getTask(s, s.namespace, name);
   const nodeNames = task.status?.cordonedNodes ?? [];
-  const [operator, nodes, claimedByOthers] = await Promise.all([
+  const [operator, nodes] = await Promise.all([
     evidence(s, String(opts['leaseNamespace']), String(opts['leaseName']), now),
     readNodes(s, nodeNames),
-    claims(s, task),
   ]);
-  const plan = planFinalize({ task, operator, nodes, claimedByOthers }, flags);
+  const plan = planFinalize({ task, operator, nodes }, flags);
   const machine = ctx.format === 'json' || ctx.format === 'yaml';
   const print = (doc: unknown): void => ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
   if (plan.refusal !== undefined || !yes) {
@@ -150,7 +138,7 @@ export async function forceFinalize(
     if (plan.refusal !== undefined) throw new RefusedError(plan.refusal);
     return ExitCode.Ok;
   }
-  const outcome = await apply(s, plan);
+  const outcome = await apply(s, plan, task.metadata.uid);
   if (machine) print({ dryRun: false, plan, outcome });
   else {
     ctx.io.out(renderPlan(plan, now, ctx.pal, false));

@@ -64,7 +64,7 @@ async function startScenario(
   after(() => exporter.close());
   const prometheus = await startPrometheus([exporter.address]);
   after(() => prometheus.stop());
-  exporter.set('aiops_install_test_load', { app: 'web' }, 0.95);
+  exporter.set('aiops_install_test_load', { namespace: appNs, app: 'web' }, 0.95);
 
   const deployments = `/apis/apps/v1/namespaces/${appNs}/deployments`;
   const labels = { app: 'web' };

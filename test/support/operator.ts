@@ -23,8 +23,16 @@ export interface OperatorProcess {
 }
 
 /**
+ * What every test operator gets unless its test says otherwise: the tests' gauges are
+ * synthetic series without a `namespace` label, which query confinement (on by default)
+ * would read as no data. operator/tenancy.test.ts runs with confinement on, on series that
+ * carry their namespace.
+ */
+const TEST_ENV: Readonly<Record<string, string>> = { AIOPS_CONFINE_QUERIES: 'false' };
+
+/**
  * Starts the operator with `args` (kubeconfig, ports and log level are set here) and `env`
- * added to this process's environment.
+ * added to this process's environment (after TEST_ENV, so a test can override it).
  */
 export async function startOperatorProcess(
   kubeconfig: string,
@@ -42,7 +50,7 @@ export async function startOperatorProcess(
       '--bind-address=127.0.0.1',
       ...args,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...TEST_ENV, ...env } },
   );
   const logs: Record<string, unknown>[] = [];
   let buf = '';
