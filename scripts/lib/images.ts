@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -157,20 +158,56 @@ export function buildDockerfile(
   const labelArgs = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
   const npmCache = join(homedir(), '.npm');
   mkdirSync(npmCache, { recursive: true });
-  run('buildah', [
-    'bud',
-    '--pull=never',
-    '--network=host',
-    '--layers=false',
-    '-v',
-    `${npmCache}:/root/.npm`,
-    ...labelArgs,
-    '-f',
-    dockerfile,
-    '-t',
-    image,
-    contextDir,
-  ]);
+  const npm = mkdtempSync(join(tmpdir(), 'aiops-npmrc-'));
+  try {
+    run('buildah', [
+      'bud',
+      '--pull=never',
+      '--network=host',
+      '--layers=false',
+      '-v',
+      `${npmCache}:/root/.npm`,
+      ...hostNpmMounts(npm),
+      ...labelArgs,
+      '-f',
+      dockerfile,
+      '-t',
+      image,
+      contextDir,
+    ]);
+  } finally {
+    rmSync(npm, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Mounts that give the build's npm the host npm's registry and CA file (npm's `cafile`, else
+ * NODE_EXTRA_CA_CERTS), so `npm ci` in the
+ * Dockerfile reaches the same registry through the same TLS proxy as the host's npm does.
+ * Only for the build's RUN steps: mounts are not part of the image. `dir` holds the npmrc.
+ */
+function hostNpmMounts(dir: string): string[] {
+  const setting = (key: string): string => {
+    const value = run('npm', ['config', 'get', key]).trim();
+    return value === 'null' || value === 'undefined' ? '' : value;
+  };
+  const registry = setting('registry');
+  const cafile = [setting('cafile'), process.env['NODE_EXTRA_CA_CERTS'] ?? ''].find(
+    (f) => f !== '' && existsSync(f),
+  );
+  const lines = registry === '' ? [] : [`registry=${registry}`];
+  const mounts: string[] = [];
+  if (cafile !== undefined) {
+    lines.push('cafile=/run/aiops-npm-ca.crt');
+    mounts.push('-v', `${cafile}:/run/aiops-npm-ca.crt:ro`);
+  }
+  writeFileSync(join(dir, 'npmrc'), `${lines.join('\n')}\n`);
+  return [...mounts, '-v', `${join(dir, 'npmrc')}:/root/.npmrc:ro`];
+}
+
+/** Gives the local image `source` the additional name `target` (buildah tag). */
+export function tagImage(source: string, target: string): void {
+  run('buildah', ['tag', source, target]);
 }
 
 /** Loads local `images` into the containerd at `socket`, namespace k8s.io (what the kubelet uses). */
