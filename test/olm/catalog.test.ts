@@ -3,6 +3,7 @@
 // upgrade graph is sound (one head, nothing stranded, every bundle reaches the head,
 // replaces inside skipRange), and opm refuses the graph defects the generator avoids.
 
+import { CRD_RELEASES } from '../../api/upgrade/crd-releases.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,11 +39,17 @@ function writeCatalog(dir: string, files: ReadonlyMap<string, string>): void {
   }
 }
 
-/** The catalog files of a whole release history, each bundle rendered when it was current. */
+/**
+ * The catalog files of a whole release history, each bundle rendered when it was current;
+ * every hypothetical release ships the current CRD.
+ */
 function historyCatalog(releases: readonly Release[]): Map<string, string> {
   const files = new Map<string, string>();
+  const newest = CRD_RELEASES.at(-1);
+  assert.ok(newest);
+  const crds = releases.map((r) => ({ ...newest, version: r.version }));
   releases.forEach((r, i) => {
-    const rendered = renderRelease(r.version, releases.slice(0, i + 1));
+    const rendered = renderRelease(r.version, releases.slice(0, i + 1), crds);
     const path = bundleBlobPath(r.version);
     files.set(path.slice(PATHS.catalog.length + 1), rendered.get(path) ?? '');
     if (i === releases.length - 1) {
