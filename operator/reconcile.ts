@@ -18,7 +18,7 @@ import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
-import { mayTarget, targetOwner, type RemediationSlots } from './decision/caps.ts';
+import { crossNamespaceRefusal, mayTarget, targetOwner, type RemediationSlots } from './decision/caps.ts';
 import {
   blockAct,
   decide,
@@ -253,7 +253,7 @@ export class Reconciler {
       return {
         found: false,
         reason: 'CrossNamespaceRefused',
-        message: `${ref} is in another namespace; the operator runs without --allow-cross-namespace`,
+        message: crossNamespaceRefusal(task),
       };
     if (!deployment) return { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
     const rivals = this.#d.taskCache

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type * as v2 from '../../api/schema/v2.ts';
-import { cordonAllowed, mayTarget, RemediationSlots, targetOwner } from './caps.ts';
+import { cordonAllowed, crossNamespaceRefusal, mayTarget, RemediationSlots, targetOwner } from './caps.ts';
 
 test('remediation slots: capped, kept by the holder, freed when the status leaves Healing', () => {
   const cached = new Map<string, v2.Status>([
@@ -178,4 +178,20 @@ test('targetOwner (property): the owner, if any, may act on the target and is th
       },
     ),
   );
+});
+
+test('a cross-namespace refusal names the seed default when the target namespace is "default"', () => {
+  const claim = (ns: string | undefined) => ({
+    metadata: { name: 't', namespace: 'shop' },
+    spec: { target: { name: 'web', ...(ns === undefined ? {} : { namespace: ns }) } },
+  });
+  const plain = crossNamespaceRefusal(claim('payments'));
+  assert.equal(
+    plain,
+    'Deployment payments/web is in another namespace; the operator runs without --allow-cross-namespace',
+  );
+  const seed = crossNamespaceRefusal(claim('default'));
+  assert.ok(seed.startsWith('Deployment default/web is in another namespace'), seed);
+  assert.match(seed, /seed release's default \(0\.1\.0 filled in an omitted v1 spec\.namespace\)/);
+  assert.match(seed, /remove spec\.target\.namespace \(v1: spec\.namespace\) to target Deployment shop\/web/);
 });

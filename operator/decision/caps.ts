@@ -160,6 +160,27 @@ export function mayTarget(task: TargetClaim, allowCrossNamespace: boolean): bool
   return allowCrossNamespace || (task.spec.target.namespace ?? own) === own;
 }
 
+/** The v1 `spec.namespace` the seed release (0.1.0) filled in when it was omitted. */
+export const SEED_NAMESPACE_DEFAULT = 'default';
+
+/**
+ * Why `task`'s target in another namespace is refused, and what to change. A target
+ * namespace `"default"` is named as what it most likely is: the seed release's default for
+ * an omitted `spec.namespace`, carried over by the upgrade.
+ */
+export function crossNamespaceRefusal(task: TargetClaim & { spec: { target: { name: string } } }): string {
+  const own = task.metadata.namespace ?? '';
+  const ns = task.spec.target.namespace ?? own;
+  const name = task.spec.target.name;
+  const refused = `Deployment ${ns}/${name} is in another namespace; the operator runs without --allow-cross-namespace`;
+  if (ns !== SEED_NAMESPACE_DEFAULT) return refused;
+  return (
+    `${refused}. Its namespace "default" is probably the seed release's default (0.1.0 filled in ` +
+    `an omitted v1 spec.namespace), not a choice: remove spec.target.namespace (v1: spec.namespace) ` +
+    `to target Deployment ${own}/${name}, or set it to the namespace you mean`
+  );
+}
+
 /**
  * The AITask that owns a target among those naming it: the oldest live one that may act on
  * it (`mayTarget`: a refused task never owns, so it cannot squat a target), then by key.
