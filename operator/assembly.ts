@@ -27,6 +27,7 @@ import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
 import { startServers } from './runtime/server.ts';
 import { createTelemetry } from './telemetry.ts';
+import { actionGate, parsePausePoints, PAUSE_ENV } from './action-gate.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 
 /** Everything `npm run operator` can be told (command.ts has the flags and defaults). */
@@ -197,7 +198,11 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       if (a.spec?.replicas !== b.spec?.replicas) enqueueTasksOf(b);
     },
   });
+  const pauseAt = parsePausePoints(process.env[PAUSE_ENV]);
+  // Called only by reconciles, which start after `elector` below is set.
+  const leading = (): boolean => elector === undefined || elector.leading;
   const reconciler = new Reconciler({
+    gate: actionGate(leading, pauseAt, log),
     tasks,
     taskCache,
     deployments,
@@ -226,7 +231,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   });
   const controller = new Controller({
     queue,
-    reconcile: (key) => reconciler.reconcile(key),
+    reconcile: (key) => (leading() ? reconciler.reconcile(key) : Promise.resolve({})),
     telemetry,
     log,
     maxConcurrentReconciles: o.maxConcurrentReconciles,

@@ -39,6 +39,7 @@ import { evaluate, type Evaluation, type EvaluationExtra } from './decision/eval
 import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
+import type { ActionGate } from './action-gate.ts';
 
 /** Everything reconcile reads from and writes to. */
 export interface ReconcilerDeps {
@@ -71,6 +72,11 @@ export interface ReconcilerDeps {
   readonly now?: () => number;
   /** Id for a new decision (default random UUID). */
   readonly newId?: () => string;
+  /**
+   * Asked right before the decision is written, right before the action and right after it
+   * (action-gate.ts); false stops the remediation there. Default: always go on.
+   */
+  readonly gate?: ActionGate;
 }
 
 /** The reconciler of AITasks. */
@@ -165,11 +171,15 @@ export class Reconciler {
     log: Logger,
   ): Promise<v2.AITask> {
     const d = this.#d;
+    const gate = d.gate ?? (() => Promise.resolve(true));
+    if (!(await gate('before-decision', decision.id))) return task;
     const decided = await this.#writeStatus(task, ev.status, ev.events, log);
+    if (!(await gate('before-action', decision.id))) return decided;
     log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
     let outcome;
     try {
       outcome = await d.actions.run(prepared, deployment);
+      await gate('after-action', decision.id);
     } catch (err) {
       outcome = {
         executed: false as const,

@@ -2,10 +2,14 @@
 // taken over only after its record stayed unchanged for leaseDuration as seen by this
 // process's own clock (no trust in other clocks), writes are bound to the resourceVersion,
 // the leader renews every retryPeriod and gives up if it cannot renew within renewDeadline,
-// and a graceful stop releases the lease so a standby takes over at once.
+// and a graceful stop releases the lease so a standby takes over at once. Every Lease
+// request is bounded below the renew deadline, and leadership is judged by this process's
+// clock (last successful renewal + renew deadline), so a leader that was partitioned or
+// frozen (SIGSTOP, a long GC pause) knows it no longer leads the moment it runs again,
+// before any timer or reply tells it so.
 
 import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
-import type { ResourceClient } from '../../api/kube/resources.ts';
+import { resourcePath, type ResourceClient } from '../../api/kube/resources.ts';
 import { microTime, type Lease } from './kinds.ts';
 import type { Logger } from '../../api/log.ts';
 
@@ -27,6 +31,8 @@ export class LeaderElector {
   readonly #o: Required<LeaderElectionOptions>;
   #observed = { record: '', at: 0 };
   #leading = false;
+  /** When (Date.now) the Lease was last acquired or renewed by this process. */
+  #renewedAt = 0;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
 
@@ -39,9 +45,21 @@ export class LeaderElector {
       );
   }
 
-  /** True while this process holds the Lease. */
+  /**
+   * True while this process holds the Lease: it acquired it and its last successful renewal
+   * is less than the renew deadline ago by its own clock. Turns false the moment the deadline
+   * passes, even when no renewal attempt has ended yet (a frozen or partitioned process).
+   */
   get leading(): boolean {
-    return this.#leading;
+    return this.#leading && Date.now() - this.#renewedAt < this.#o.renewDeadlineMs;
+  }
+
+  /**
+   * Each attempt (a GET and at most one write) is aborted after this many ms: the renew
+   * deadline minus one retry period, so a renewal never outlives the deadline.
+   */
+  get attemptTimeoutMs(): number {
+    return this.#o.renewDeadlineMs - this.#o.retryPeriodMs;
   }
 
   /**
@@ -50,8 +68,10 @@ export class LeaderElector {
    */
   async acquire(onLost: () => void): Promise<void> {
     while (!this.#stopped) {
+      const started = Date.now();
       if (await this.#tryAcquireOrRenew()) {
         this.#leading = true;
+        this.#renewedAt = started;
         this.#o.log.info('became leader', {
           lease: `${this.#o.namespace}/${this.#o.name}`,
           identity: this.#o.identity,
@@ -71,10 +91,11 @@ export class LeaderElector {
     if (!this.#leading) return;
     this.#leading = false;
     try {
-      const lease = await this.#o.leases.get(this.#o.namespace, this.#o.name);
+      const leases = this.#bounded(AbortSignal.timeout(this.attemptTimeoutMs));
+      const lease = await leases.get(this.#o.namespace, this.#o.name);
       if (lease.spec.holderIdentity !== this.#o.identity) return;
       const now = microTime(new Date());
-      await this.#o.leases.replace(this.#o.namespace, this.#o.name, {
+      await leases.replace(this.#o.namespace, this.#o.name, {
         ...lease,
         spec: {
           ...lease.spec,
@@ -94,10 +115,11 @@ export class LeaderElector {
     this.#timer = setTimeout(() => {
       void (async () => {
         if (this.#stopped) return;
+        const started = Date.now();
         const ok = await this.#tryAcquireOrRenew();
-        const now = Date.now();
-        if (ok || now - lastRenew < this.#o.renewDeadlineMs) {
-          this.#renewLoop(onLost, ok ? now : lastRenew);
+        if (ok) this.#renewedAt = started;
+        if (ok || Date.now() - lastRenew < this.#o.renewDeadlineMs) {
+          this.#renewLoop(onLost, ok ? started : lastRenew);
           return;
         }
         this.#leading = false;
@@ -107,8 +129,22 @@ export class LeaderElector {
     }, this.#o.retryPeriodMs);
   }
 
+  /** The Lease API with every request of one attempt aborted by `signal`. */
+  #bounded(signal: AbortSignal) {
+    const { leases } = this.#o;
+    const path = (ns: string, name?: string): string => resourcePath(leases.type, ns, name);
+    return {
+      get: (ns: string, name: string) => leases.transport.request<Lease>({ path: path(ns, name), signal }),
+      create: (ns: string, body: Lease) =>
+        leases.transport.request<Lease>({ method: 'POST', path: path(ns), body, signal }),
+      replace: (ns: string, name: string, body: Lease) =>
+        leases.transport.request<Lease>({ method: 'PUT', path: path(ns, name), body, signal }),
+    };
+  }
+
   async #tryAcquireOrRenew(): Promise<boolean> {
-    const { leases, namespace, name, identity, leaseDurationMs } = this.#o;
+    const { namespace, name, identity, leaseDurationMs } = this.#o;
+    const leases = this.#bounded(AbortSignal.timeout(this.attemptTimeoutMs));
     const now = new Date();
     const durationSeconds = Math.ceil(leaseDurationMs / 1000);
     let lease: Lease;
