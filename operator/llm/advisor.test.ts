@@ -104,10 +104,12 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
         llmTask(name.toLowerCase(), `${ns}-${name}`, endpoint, name === 'timeout' ? 1 : undefined),
       );
     }
+    // Seven of these tasks remediate at once in one namespace, more than its default share.
     const op = await operatorFor(ns, metrics.prometheus.url, t, [
       '--llm-endpoint-allowlist=127.0.0.1',
       '--llm-api-key-env=AIOPS_TEST_LLM_KEY',
       '--llm-task-calls-per-hour=2',
+      '--max-concurrent-remediations-per-namespace=0',
     ]);
     const llmCond = (o: v2.AITask) => findCondition(o.status?.conditions, 'LLMAvailable');
     const replicas = async (name: string) => (await c.deployments.get(ns, name)).spec?.replicas;
