@@ -23,9 +23,11 @@ export interface PolicyRule {
 export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
   /**
    * The AITask informer (list/watch), a fresh read before settling an interrupted decision,
-   * finalizer merge patches and removing a consumed approval annotation.
+   * finalizer merge patches and removing a consumed approval annotation; `update` only for
+   * `--migrate-storage-on-start`, which rewrites each AITask (a PUT of the object as read)
+   * so etcd holds it at the storage version.
    */
-  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
   /** Status writes: PUT of the status subresource, bound to the resourceVersion. */
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['update'] },
   /** The Deployment informer (targets). */
@@ -58,6 +60,16 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
     apiGroups: ['apiextensions.k8s.io'],
     resources: ['customresourcedefinitions'],
     verbs: ['get', 'patch'],
+    resourceNames: [CRD_NAME],
+  },
+  /**
+   * `--migrate-storage-on-start`: once every AITask is at the storage version, trim the AITask
+   * CRD's `status.storedVersions` to it (a PUT of the status subresource).
+   */
+  {
+    apiGroups: ['apiextensions.k8s.io'],
+    resources: ['customresourcedefinitions/status'],
+    verbs: ['update'],
     resourceNames: [CRD_NAME],
   },
 ];

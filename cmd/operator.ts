@@ -15,6 +15,7 @@ import { startWebhookServer, type WebhookServer } from '../conversion-webhook/se
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
+import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -76,7 +77,7 @@ const command = buildCommand(run)
   .addOption(
     switchOption(
       '--migrate-storage-on-start',
-      'before reconciling, rewrite every AITask at the storage version and trim the CRD storedVersions (as kubectl aiops migrate-storage)',
+      'once started, rewrite every AITask at the storage version and trim the CRD storedVersions (as kubectl aiops migrate-storage); retried with backoff while the conversion webhook is unreachable; exits 1 when Forbidden, Unauthorized or Invalid',
     ),
   )
   .showHelpAfterError('(run with --help for every flag)')
@@ -130,13 +131,24 @@ async function run(o: OperatorOptions): Promise<void> {
       logger: log,
     });
   }
-  if (flags.migrateStorageOnStart === true) await migrateOnStart(o);
   const op = await startOperator(o);
+  const migrating = new AbortController();
+  const migrationFailed = new Promise<number>((resolve) => {
+    if (flags.migrateStorageOnStart !== true) return;
+    void migrateOnStart(o, migrating.signal).then((failure) => {
+      if (failure === undefined) return;
+      process.stderr.write(
+        `operator: --migrate-storage-on-start failed, stopping: ${failure} (it needs update on aitasks and on customresourcedefinitions/status of ${CRD_NAME}, as the shipped RBAC grants; or drop the flag)\n`,
+      );
+      resolve(1);
+    });
+  });
   let stopping = false;
   const stop = async (code: number): Promise<never> => {
     if (!stopping) {
       stopping = true;
       clearInterval(certTimer);
+      migrating.abort();
       await Promise.all([op.stop(), webhook?.close()]);
     }
     process.exit(code);
@@ -147,7 +159,7 @@ async function run(o: OperatorOptions): Promise<void> {
       void stop(0);
     });
   }
-  await stop(await op.finished);
+  await stop(await Promise.race([op.finished, migrationFailed]));
 }
 
 command.parseAsync(process.argv).catch((err: unknown) => {
@@ -157,25 +169,48 @@ command.parseAsync(process.argv).catch((err: unknown) => {
 });
 
 /**
- * The opt-in startup migration. Idempotent and safe on every replica at once; a refusal
- * (conversion webhook not reachable yet) or an error is logged and the operator starts
- * anyway, since migrating is maintenance, not a precondition of reconciling.
+ * The opt-in startup migration, run once the operator has started: when this process hosts
+ * the conversion webhook, its pod must be Ready before the webhook's Service reaches it, and
+ * migrating needs the webhook. Idempotent and safe on every replica at once. A refusal (the
+ * conversion webhook not reachable yet) or any other error a retry can fix is logged and
+ * retried after 5 s, doubling up to 5 min, until it succeeds or `signal` aborts. Forbidden,
+ * Unauthorized and Invalid cannot be fixed by retrying (the RBAC or the CRD is wrong): the
+ * promise then resolves with the message, and the caller stops the process with exit code
+ * 1, so a migration the user asked for and that cannot happen shows as a failing pod with
+ * one line saying why. Resolves undefined when done or aborted.
  */
-async function migrateOnStart(o: OperatorOptions): Promise<void> {
+async function migrateOnStart(o: OperatorOptions, signal: AbortSignal): Promise<string | undefined> {
   const log = o.log.with({ component: 'storage-migration' });
-  try {
-    const r = await migrateStorage(await transportOf(o), {
-      onProgress: (p) => log.info('storage migration progress', { ...p }),
+  for (let delayMs = 5_000; !signal.aborted; delayMs = Math.min(delayMs * 2, 300_000)) {
+    try {
+      const r = await migrateStorage(await transportOf(o), {
+        signal,
+        onProgress: (p) => log.info('storage migration progress', { ...p }),
+      });
+      log.info('storage migration done', {
+        seen: r.seen,
+        rewritten: r.rewritten,
+        storedVersions: r.storedVersionsAfter,
+      });
+      return undefined;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (err instanceof ForbiddenError || err instanceof UnauthorizedError || err instanceof InvalidError) {
+        log.error('storage migration failed and cannot succeed by retrying', { err: message });
+        return message;
+      }
+      log[err instanceof MigrationRefused ? 'warn' : 'error']('storage migration not done yet; retrying', {
+        err: message,
+        retryInMs: delayMs,
+      });
+    }
+    await new Promise<void>((r) => {
+      const timer = setTimeout(r, delayMs);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        r();
+      });
     });
-    log.info('storage migration done', {
-      seen: r.seen,
-      rewritten: r.rewritten,
-      storedVersions: r.storedVersionsAfter,
-    });
-  } catch (err) {
-    log[err instanceof MigrationRefused ? 'warn' : 'error'](
-      'storage migration not done; the operator starts anyway',
-      { err: (err as Error).message },
-    );
   }
+  return undefined;
 }
