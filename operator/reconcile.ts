@@ -1,15 +1,16 @@
 // reconcile(key) for one AITask, level-triggered and idempotent: read the cached object →
-// finalizer cleanup on deletion → ensure the finalizer → settle a decision an earlier run
-// left in flight (verify its effect) → record the spec revision → resolve the target (one
-// AITask per Deployment) → read the metric (a tenant's query confined to the target's
-// namespace) → decide (pure) → approval → gates (remediation slots, LLM advice, resolving
-// the pod/node within the cordon cap) → write the decision → act → write the outcome →
-// requeue after intervalSeconds. When the computed status equals
-// the stored one nothing is written and no Event is recorded.
+// finalizer cleanup on deletion → ensure the finalizer → phase Pending on first sight →
+// settle a decision an earlier run left in flight (verify its effect) → record the spec
+// revision → resolve the target (one AITask per Deployment) → read the metric (a tenant's
+// query confined to the target's namespace) → decide (pure) → approval → gates
+// (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
+// decision → act → write the outcome → requeue after intervalSeconds. When the computed
+// status equals the stored one nothing is written and no Event is recorded.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
+import { metaTime } from '../api/status/conditions.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import type { Logger } from '../api/log.ts';
@@ -35,6 +36,7 @@ import type { Deployment } from './runtime/kinds.ts';
 import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
 import { confineQuery } from './decision/confine.ts';
+import { firstSight } from './decision/first-sight.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
@@ -106,6 +108,11 @@ export class Reconciler {
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) {
       task = await d.tasks.addFinalizer(namespace, name);
       log.info('finalizer added');
+    }
+    const seeded = firstSight(task.status, metaTime(new Date((d.now ?? Date.now)())));
+    if (seeded !== undefined) {
+      task = await this.#writeStatus(task, seeded, [], log);
+      log.info('status updated', { phase: seeded.phase });
     }
     try {
       if (isInFlight(task.status?.pendingDecision))
