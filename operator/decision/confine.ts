@@ -48,16 +48,11 @@ function confineSelector(selector: SyntaxNode, query: string, namespace: string)
   if (!matchers) return [{ from: selector.to, to: selector.to, text: `{${wanted}}` }];
   const edits: Edit[] = [];
   let confined = false;
-  let others = false;
   for (let m = matchers.firstChild; m; m = m.nextSibling) {
-    if (m.name === 'QuotedLabelName') others = true;
     if (m.name !== 'UnquotedLabelMatcher' && m.name !== 'QuotedLabelMatcher') continue;
     const name = labelName(m, query);
     if (name === undefined) return `${text}: a quoted label name with escapes cannot be checked`;
-    if (name !== NAMESPACE_LABEL) {
-      others = true;
-      continue;
-    }
+    if (name !== NAMESPACE_LABEL) continue;
     const opNode = m.getChild('MatchOp');
     const op = opNode ? query.slice(opNode.from, opNode.to) : '';
     const valueNode = m.getChild('StringLiteral');
@@ -68,8 +63,11 @@ function confineSelector(selector: SyntaxNode, query: string, namespace: string)
     if (op !== '=' || m.name !== 'UnquotedLabelMatcher') edits.push({ from: m.from, to: m.to, text: wanted });
   }
   if (confined) return edits;
-  const at = matchers.from + 1;
-  return [{ from: at, to: at, text: others ? `${wanted},` : wanted }];
+  // After the last matcher: Prometheus wants a quoted metric name (`{"my.metric", …}`) first.
+  const last = matchers.lastChild;
+  return last
+    ? [{ from: last.to, to: last.to, text: `,${wanted}` }]
+    : [{ from: matchers.from + 1, to: matchers.from + 1, text: wanted }];
 }
 
 /**
