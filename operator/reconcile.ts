@@ -42,6 +42,8 @@ import { recordOutcome } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
 import type { ActionGate } from './action-gate.ts';
+import { stalledStatus } from './decision/stalled.ts';
+import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
 
 /** Everything reconcile reads from and writes to. */
 export interface ReconcilerDeps {
@@ -89,8 +91,35 @@ export class Reconciler {
     this.#d = deps;
   }
 
-  /** Reconciles the AITask `namespace/name`. Throws on API errors (the controller retries with backoff). */
+  /**
+   * Reconciles the AITask `namespace/name`. Throws on API errors a retry may fix (the
+   * controller retries with backoff); one that no retry can fix (runtime/terminal.ts) is
+   * recorded on the task as Stalled instead and tried again after TERMINAL_RETRY_MS (10 min)
+   * or on the next spec change.
+   */
   async reconcile(key: string): Promise<Result> {
+    try {
+      return await this.#reconcile(key);
+    } catch (err) {
+      const failure = terminalFailure(err);
+      if (failure === undefined) throw err;
+      return this.#stall(key, failure);
+    }
+  }
+
+  /** Writes the stalled status (nothing when it is already there) and its Event; a failing write throws. */
+  async #stall(key: string, failure: TerminalFailure): Promise<Result> {
+    const d = this.#d;
+    const task = d.taskCache.get(key);
+    if (task === undefined) return {};
+    const stalled = stalledStatus(task, failure, TERMINAL_RETRY_MS, (d.now ?? Date.now)());
+    if (!isDeepStrictEqual(task.status ?? {}, stalled.status))
+      await this.#writeStatus(task, stalled.status, stalled.events, d.log.with({ key }));
+    d.log.error('reconcile stalled; no retry can fix this', { key, ...failure });
+    return { requeueAfterMs: TERMINAL_RETRY_MS };
+  }
+
+  async #reconcile(key: string): Promise<Result> {
     const d = this.#d;
     const cached = d.taskCache.get(key);
     if (!cached) {

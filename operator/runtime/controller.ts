@@ -1,9 +1,12 @@
 // Runs reconciles off the work queue: `maxConcurrentReconciles` workers, each taking one key
 // at a time (the queue guarantees a key is never on two workers). Success → forget the key's
 // backoff and requeue after the reconciler's interval; error → rate-limited retry
-// (5 ms → 1000 s per key, overall token bucket). Stopping lets in-flight reconciles finish.
+// (5 ms → 1000 s per key, overall token bucket); an error no retry can fix (terminal.ts) →
+// tried again only after a long wait, never on the hot backoff. Stopping lets in-flight
+// reconciles finish.
 
-import { ConflictError, ForbiddenError, InvalidError } from '../../api/kube/errors.ts';
+import { ConflictError } from '../../api/kube/errors.ts';
+import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
 import type { Counter, Histogram } from 'prom-client';
 import type { Logger } from '../../api/log.ts';
 import type { WorkQueue } from './workqueue.ts';
@@ -32,11 +35,8 @@ export interface ControllerOptions {
   readonly log: Logger;
   /** Parallel workers (default 1, as controller-runtime). */
   readonly maxConcurrentReconciles?: number;
-}
-
-/** Errors no retry can fix quickly (RBAC, validation); still retried, but logged at error level. */
-function isTerminal(err: unknown): boolean {
-  return err instanceof ForbiddenError || err instanceof InvalidError;
+  /** Wait in ms before a key whose reconcile failed terminally is tried again (default TERMINAL_RETRY_MS, 10 min). */
+  readonly terminalRetryMs?: number;
 }
 
 /** The worker pool. */
@@ -73,14 +73,17 @@ export class Controller {
         queue.forget(key);
         if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
       } catch (err) {
-        const terminal = isTerminal(err);
+        const terminal = terminalFailure(err) !== undefined;
         telemetry.reconciles.inc({ result: 'error' });
         telemetry.reconcileErrors.inc({ class: terminal ? 'terminal' : 'retryable' });
         const fields = { key, error: (err as Error).message, retries: queue.retries(key) };
-        if (terminal) log.error('reconcile failed', fields);
+        if (terminal) log.error('reconcile failed; no retry can fix this, trying again later', fields);
         else if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
         else log.warn('reconcile failed, retrying', fields);
-        queue.addRateLimited(key);
+        if (terminal) {
+          queue.forget(key);
+          queue.addAfter(key, this.#o.terminalRetryMs ?? TERMINAL_RETRY_MS);
+        } else queue.addRateLimited(key);
       } finally {
         end();
         queue.done(key);
