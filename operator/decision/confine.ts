@@ -9,7 +9,9 @@
 // reads `target_info` series no selector of the query names.
 
 import { parser } from '@prometheus-io/lezer-promql';
-import type { SyntaxNode } from '@lezer/common';
+
+/** A node of the parsed query (lezer's SyntaxNode, named through the parser this module uses). */
+type SyntaxNode = ReturnType<typeof parser.parse>['topNode'];
 
 /** The confined query, or why the query cannot be confined. */
 export type Confinement =
