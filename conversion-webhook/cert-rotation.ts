@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../api/kube/errors.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
 import type { Logger } from '../api/log.ts';
 import { generateCA, inspectCert, issueServingCert } from './self-signed.ts';
@@ -42,12 +42,6 @@ export interface RotationOptions {
 }
 
 const secretType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
-const crdType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined) => (s === undefined ? '' : Buffer.from(s, 'base64').toString('utf8'));
 
@@ -146,7 +140,7 @@ function writeIfChanged(dir: string, file: string, content: string): void {
 }
 
 async function patchCABundle(o: RotationOptions, caPem: string): Promise<void> {
-  const crds = new ResourceClient<CRDConversion>(o.transport, crdType);
+  const crds = new ResourceClient<CRDConversion>(o.transport, CRD_RESOURCE);
   const crd = await crds.get(undefined, o.crdName);
   const conversion = crd.spec.conversion;
   if (conversion?.strategy !== 'Webhook') return;

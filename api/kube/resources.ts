@@ -12,6 +12,14 @@ export interface ResourceType {
   readonly namespaced: boolean;
 }
 
+/** CustomResourceDefinitions (apiextensions.k8s.io/v1, cluster-scoped). */
+export const CRD_RESOURCE: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
 export interface ListMeta {
   resourceVersion?: string;
   continue?: string;

@@ -6,7 +6,7 @@
 import { aitaskResource } from '../aitask-client.ts';
 import { CRD_NAME } from '../schema/common.ts';
 import { ApiError, ConflictError, NotFoundError } from '../kube/errors.ts';
-import { ResourceClient } from '../kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient } from '../kube/resources.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 
 interface CRDView {
@@ -51,13 +51,6 @@ export class MigrationRefused extends Error {
   override readonly name = 'MigrationRefused';
 }
 
-const crdType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-
 /**
  * Migrates all AITasks to the storage version. Idempotent and resumable: objects already
  * at the storage version are not written again (the apiserver skips byte-identical
@@ -70,7 +63,7 @@ export async function migrateStorage(
   transport: KubeTransport,
   opts: MigrationOptions = {},
 ): Promise<MigrationResult> {
-  const crds = new ResourceClient<CRDView>(transport, crdType);
+  const crds = new ResourceClient<CRDView>(transport, CRD_RESOURCE);
   const crd = await crds.get(undefined, CRD_NAME).catch((err: unknown) => {
     if (err instanceof NotFoundError) throw new MigrationRefused(`the CRD ${CRD_NAME} is not installed`);
     throw err;

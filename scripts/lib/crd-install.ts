@@ -3,7 +3,7 @@
 
 import type { CustomResourceDefinition } from '../../api/crd.ts';
 import { NotFoundError } from '../../api/kube/errors.ts';
-import { ResourceClient, retryOnConflict } from '../../api/kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient, retryOnConflict } from '../../api/kube/resources.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 
 interface CRDObject extends Omit<CustomResourceDefinition, 'metadata'> {
@@ -11,16 +11,9 @@ interface CRDObject extends Omit<CustomResourceDefinition, 'metadata'> {
   status?: { conditions?: { type: string; status: string }[]; storedVersions?: string[] };
 }
 
-const crdType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-
 /** CRUD client for CustomResourceDefinitions. */
 export function crdClient(transport: KubeTransport): ResourceClient<CRDObject> {
-  return new ResourceClient<CRDObject>(transport, crdType);
+  return new ResourceClient<CRDObject>(transport, CRD_RESOURCE);
 }
 
 /**
