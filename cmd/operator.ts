@@ -16,6 +16,7 @@ import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
+import { operatorConditionRef, reportUpgradeable } from './operator-condition.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -132,6 +133,15 @@ async function run(o: OperatorOptions): Promise<void> {
     });
   }
   const op = await startOperator(o);
+  const conditionRef = operatorConditionRef();
+  const stopReporting =
+    conditionRef === undefined
+      ? () => undefined
+      : reportUpgradeable({
+          transport: await transportOf(o),
+          ref: conditionRef,
+          log: o.log.with({ component: 'operator-condition' }),
+        });
   const migrating = new AbortController();
   const migrationFailed = new Promise<number>((resolve) => {
     if (flags.migrateStorageOnStart !== true) return;
@@ -148,6 +158,7 @@ async function run(o: OperatorOptions): Promise<void> {
     if (!stopping) {
       stopping = true;
       clearInterval(certTimer);
+      stopReporting();
       migrating.abort();
       await Promise.all([op.stop(), webhook?.close()]);
     }
