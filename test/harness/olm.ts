@@ -3,8 +3,10 @@
 // from Go modules (build-control-plane.sh olm), and the project's inline catalog served by
 // `opm serve` behind CatalogSource `aiops-catalog` in `olm` — so the README's Subscription
 // works as written. Everything runs on the host against the loopback apiserver.
-import { run } from '../../scripts/lib/run.ts';
+import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
+import { connect } from 'node:net';
+import { run } from '../../scripts/lib/run.ts';
 import { join } from 'node:path';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import type { KubeHttp } from './kube-http.ts';
@@ -14,6 +16,9 @@ import type { Component, ComponentSpec } from './process.ts';
 export const CATALOG_SOURCE = { name: 'aiops-catalog', namespace: 'olm' } as const;
 /** Namespace of the global OperatorGroup (AllNamespaces installs go here). */
 export const OPERATORS_NAMESPACE = 'operators';
+
+/** `opm serve` without its profiling endpoint, which binds a fixed port (6060) per server. */
+const OPM_SERVE_FLAGS = ['--pprof-addr', ''] as const;
 
 /** What startOlm needs from the cluster being started. */
 export interface OlmContext {
@@ -77,7 +82,7 @@ export async function startOlm(ctx: OlmContext): Promise<void> {
   ctx.start({
     name: 'opm-serve',
     binary: join(ctx.binDir, 'opm'),
-    args: ['serve', ctx.catalogDir, '-p', String(port)],
+    args: ['serve', ctx.catalogDir, '-p', String(port), ...OPM_SERVE_FLAGS],
   });
   await create(
     ctx.api,
@@ -102,4 +107,70 @@ export async function startOlm(ctx: OlmContext): Promise<void> {
     const cs = JSON.parse(res.body) as { status?: { connectionState?: { lastObservedState?: string } } };
     return cs.status?.connectionState?.lastObservedState === 'READY' ? true : undefined;
   });
+}
+
+/** A catalog served by `opm serve` outside the cluster's own processes. */
+export interface PublishedCatalog {
+  /** gRPC address the CatalogSource now points at. */
+  readonly address: string;
+  /** Stops the `opm serve` process (SIGTERM, SIGKILL after 5 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Publishes a new catalog, the way a new catalog image reaches a cluster: serves `catalogDir`
+ * with a second `opm serve` and points CatalogSource olm/aiops-catalog at it, which makes
+ * OLM drop its cached view and re-resolve the Subscriptions on it. Resolves once the new
+ * server answers on its port. The caller stops the server (the previous one keeps running
+ * until then).
+ */
+export async function publishCatalog(
+  binDir: string,
+  kubeconfigPath: string,
+  catalogDir: string,
+): Promise<PublishedCatalog> {
+  const [port = 0] = await freePorts(1);
+  const child = spawn(join(binDir, 'opm'), ['serve', catalogDir, '-p', String(port), ...OPM_SERVE_FLAGS], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`opm serve ${catalogDir} exited: ${stderr}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (open) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`opm serve ${catalogDir} did not listen on :${port} within 60 s: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const address = `127.0.0.1:${port}`;
+  kubectl(kubeconfigPath, [
+    'patch',
+    'catalogsource',
+    CATALOG_SOURCE.name,
+    '-n',
+    CATALOG_SOURCE.namespace,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec: { address } }),
+  ]);
+  return { address, stop };
 }

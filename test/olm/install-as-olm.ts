@@ -1,4 +1,5 @@
-// Does with the committed CSV what OLM does at install: creates the ServiceAccount and
+// Grants what the committed CSV asks for the way OLM does at install (the rest of an OLM
+// install is tested with a real OLM in test/real-node/): creates the ServiceAccount and
 // exactly the CSV's permissions (a Role in the install namespace) and clusterPermissions
 // (a ClusterRole), issues the ServiceAccount a token through the TokenRequest API, and
 // writes a kubeconfig that authenticates with it, so the operator runs with no more
@@ -22,50 +23,15 @@ interface Permission {
 export interface InstallSpec {
   readonly permissions: Permission[];
   readonly clusterPermissions: Permission[];
-  readonly webhook: {
-    deploymentName: string;
-    containerPort: number;
-    webhookPath: string;
-    admissionReviewVersions: string[];
-    conversionCRDs: string[];
-  };
 }
 
-/** Reads the install strategy and conversion webhook of bundle/'s CSV. */
+/** Reads the install strategy's permissions of bundle/'s CSV. */
 export function csvInstallSpec(): InstallSpec {
   const csv = fromYaml(
     readFileSync(join(ROOT, PATHS.manifests, 'aiops-operator.clusterserviceversion.yaml'), 'utf8'),
-  ) as { spec: { install: { spec: InstallSpec }; webhookdefinitions: InstallSpec['webhook'][] } };
-  const [webhook] = csv.spec.webhookdefinitions;
-  if (!webhook) throw new Error('the CSV has no webhookdefinition');
+  ) as { spec: { install: { spec: InstallSpec } } };
   const { permissions, clusterPermissions } = csv.spec.install.spec;
-  return { permissions, clusterPermissions, webhook };
-}
-
-/**
- * The `spec.conversion` OLM writes into each conversion CRD for a CSV installed in
- * `namespace` (OLM's createOrUpdateConversionWebhook).
- */
-export function olmConversion(
-  spec: InstallSpec,
-  namespace: string,
-  caBundle: string,
-): Record<string, unknown> {
-  return {
-    strategy: 'Webhook',
-    webhook: {
-      conversionReviewVersions: spec.webhook.admissionReviewVersions,
-      clientConfig: {
-        service: {
-          namespace,
-          name: `${spec.webhook.deploymentName.replaceAll('.', '-')}-service`,
-          path: spec.webhook.webhookPath,
-          port: spec.webhook.containerPort,
-        },
-        caBundle,
-      },
-    },
-  };
+  return { permissions, clusterPermissions };
 }
 
 const rbac = 'rbac.authorization.k8s.io';

@@ -1,10 +1,10 @@
-// The install OLM would do, on the real apiserver: the operator runs as a separate process
-// with a token of a ServiceAccount that holds exactly the CSV's permissions and
-// clusterPermissions (not admin), and passes its main scenario (create, breach,
-// remediate, delete) without a single Forbidden. The same scenario with one CSV rule
-// removed is refused by the apiserver, which proves the check can fail. The conversion
-// config OLM writes into the CRD from the CSV's webhookdefinition is accepted by the
-// apiserver (server-side dry run: the shared CRD keeps the runner's webhook).
+// The CSV's permissions, without OLM: the operator runs as a separate process with a token
+// of a ServiceAccount that holds exactly the CSV's permissions and clusterPermissions (not
+// admin) and passes its main scenario (create, breach, remediate, delete) without a single
+// Forbidden; the same scenario with one CSV rule removed is refused by the apiserver, which
+// proves the check can fail. This stays beside the real OLM install
+// (test/real-node/olm-subscription.test.ts) for what OLM cannot do: install a CSV with a
+// rule taken out; and it runs where no real node can (no root).
 
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,12 +12,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CRD_NAME } from '../../api/schema/common.ts';
 import { NotFoundError } from '../../api/kube/errors.ts';
 import type { PolicyRule } from '../../api/rbac.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import { startExporter, startPrometheus } from '../../scripts/lib/prometheus.ts';
-import { csvInstallSpec, installAsOLM, olmConversion } from './install-as-olm.ts';
+import { csvInstallSpec, installAsOLM } from './install-as-olm.ts';
 import { ROOT } from './validators.ts';
 
 const spec = csvInstallSpec();
@@ -163,27 +162,4 @@ test('with one CSV rule removed (deployments/scale) the apiserver refuses the re
     Promise.resolve(refused.test(s.log()) ? true : undefined),
   );
   assert.equal(await s.replicas(), 1);
-});
-
-test('the conversion config OLM injects from the CSV is accepted by the apiserver', async (t) => {
-  const admin = await testTransport();
-  const ns = await freshNamespace('olm-conv', (fn) => {
-    t.after(fn);
-  });
-  assert.deepEqual(spec.webhook.conversionCRDs, [CRD_NAME]);
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`;
-  const crd = await admin.request<{
-    spec: { conversion: { webhook?: { clientConfig?: { caBundle?: string } } } };
-  }>({
-    path,
-  });
-  const caBundle = crd.spec.conversion.webhook?.clientConfig?.caBundle ?? '';
-  const conversion = olmConversion(spec, ns, caBundle);
-  const updated = await admin.request<{ spec: { conversion: unknown } }>({
-    method: 'PUT',
-    path,
-    query: { dryRun: 'All' },
-    body: { ...crd, spec: { ...crd.spec, conversion } },
-  });
-  assert.deepEqual(updated.spec.conversion, conversion);
 });

@@ -3,8 +3,11 @@
 // `stable` → InstallPlan → CSV Succeeded and stable → the operator Pods Running on the real
 // node from the locally built image with the certificate OLM issued → the CRD's conversion
 // configured by OLM and reached through OLM's Service, and an AITask heals a real Deployment
-// with Prometheus set through the Subscription's config.env. Then uninstall (Subscription and CSV
-// deleted: the operator stops, AITasks and the CRD stay).
+// (ScaleUp, then RestartPod through the Eviction API) with Prometheus and the startup storage
+// migration set through the Subscription's config.env, under exactly the permissions OLM
+// granted. Then uninstall (Subscription and CSV deleted: the operator stops, AITasks and the
+// CRD stay). CordonNode is not run here: the real node is the only node, and the cordon cap
+// refuses to cordon every node; its rule (patch nodes) is in the permission comparison.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,6 +96,16 @@ const OLM_ADDITIONS: readonly { scope: string; rule: Rule; reason: string }[] = 
     },
     reason: 'the serving certificate OLM issued for the webhook',
   },
+  {
+    scope: `ns:${NS}`,
+    rule: {
+      apiGroups: ['operators.coreos.com'],
+      resources: ['operatorconditions'],
+      resourceNames: [CSV],
+      verbs: ['get', 'update', 'patch'],
+    },
+    reason: "the CSV's OperatorCondition, where the operator reports Upgradeable",
+  },
 ];
 
 /** One string per (scope, group, resource, name, verb) a rule grants. */
@@ -156,6 +169,23 @@ describe(
           kubectl(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=aiops-operator', '-o', 'json']),
         ) as { items: PodView[] }
       ).items;
+    const webPods = (): PodView[] =>
+      (
+        JSON.parse(kubectl(['get', 'pods', '-n', 'heal', '-l', 'app=web', '-o', 'json'])) as {
+          items: PodView[];
+        }
+      ).items;
+    const healTask = (action: 'ScaleUp' | 'RestartPod'): object => ({
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name: 'web-heal', namespace: 'heal' },
+      spec: {
+        target: { kind: 'Deployment', name: 'web' },
+        trigger: { query: 'shop_load{namespace="heal",deployment="web"}', threshold: 0.8 },
+        remediation: { action, scale: { step: 1, minReplicas: 2, maxReplicas: 3 }, cooldownSeconds: 0 },
+        intervalSeconds: 10,
+      },
+    });
     const readyOnNode = (p: PodView): boolean =>
       p.spec.nodeName === REAL_NODE_NAME &&
       p.status.phase === 'Running' &&
@@ -233,7 +263,11 @@ describe(
       for (const kind of ['clusterrolebindings', 'rolebindings']) {
         const list = JSON.parse(kubectl(['get', kind, '-A', '-o', 'json'])) as { items: Binding[] };
         for (const b of list.items.filter((x) =>
-          (x.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === NS),
+          // A RoleBinding's ServiceAccount subject without a namespace means the binding's own.
+          (x.subjects ?? []).some(
+            (s) =>
+              s.kind === 'ServiceAccount' && s.name === sa && (s.namespace ?? x.metadata.namespace) === NS,
+          ),
         )) {
           const ns = b.roleRef.kind === 'Role' ? (b.metadata.namespace ?? '') : '';
           const role = JSON.parse(
@@ -307,10 +341,13 @@ describe(
       );
     });
 
-    it("heals a real Deployment, with Prometheus set through the Subscription's config.env", async () => {
+    it("heals a real Deployment (scale, then evict) with settings from the Subscription's config.env, storage migrated at start", async () => {
       const config = {
         tolerations: [REAL_NODE_TOLERATION],
-        env: [{ name: 'AIOPS_PROMETHEUS_URL', value: prometheus.url }],
+        env: [
+          { name: 'AIOPS_PROMETHEUS_URL', value: prometheus.url },
+          { name: 'AIOPS_MIGRATE_STORAGE_ON_START', value: 'true' },
+        ],
       };
       kubectl([
         'patch',
@@ -342,37 +379,41 @@ describe(
       kubectl(['create', 'namespace', 'heal']);
       kubectl(['apply', '-n', 'heal', '-f', '-'], JSON.stringify(webDeployment(2)));
       exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.95);
-      kubectl(
-        ['apply', '-f', '-'],
-        JSON.stringify({
-          apiVersion: 'aiops.example.com/v2',
-          kind: 'AITask',
-          metadata: { name: 'web-heal', namespace: 'heal' },
-          spec: {
-            target: { kind: 'Deployment', name: 'web' },
-            trigger: { query: 'shop_load{namespace="heal",deployment="web"}', threshold: 0.8 },
-            remediation: {
-              action: 'ScaleUp',
-              scale: { step: 1, minReplicas: 2, maxReplicas: 3 },
-              cooldownSeconds: 0,
-            },
-            intervalSeconds: 10,
-          },
-        }),
-      );
+      kubectl(['apply', '-f', '-'], JSON.stringify(healTask('ScaleUp')));
       await until(
         'three real web Pods after the ScaleUp',
+        () => (webPods().filter(readyOnNode).length === 3 ? true : undefined),
+        180_000,
+      );
+      exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.2);
+
+      const uids = new Set(
+        webPods()
+          .filter(readyOnNode)
+          .map((p) => p.metadata.uid),
+      );
+      kubectl(['apply', '-f', '-'], JSON.stringify(healTask('RestartPod')));
+      exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.95);
+      await until(
+        'one web Pod evicted and replaced',
         () => {
-          const ps = (
-            JSON.parse(kubectl(['get', 'pods', '-n', 'heal', '-l', 'app=web', '-o', 'json'])) as {
-              items: PodView[];
-            }
-          ).items;
-          return ps.filter(readyOnNode).length === 3 ? true : undefined;
+          const now = webPods().filter(readyOnNode);
+          return now.length === 3 && now.filter((p) => uids.has(p.metadata.uid)).length === 2
+            ? true
+            : undefined;
         },
         180_000,
       );
       exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.2);
+      const logs = operatorPods()
+        .map((p) => kubectl(['logs', '-n', NS, p.metadata.name]))
+        .join('\n');
+      assert.match(
+        logs,
+        /"msg":"storage migration done"/,
+        'the startup migration ran under the granted permissions',
+      );
+      assert.doesNotMatch(logs, /forbidden/i);
     });
 
     it('uninstall: deleting the Subscription and CSV stops the operator; the AITasks and the CRD stay', async () => {

@@ -1,0 +1,408 @@
+// Upgrade through a real OLM, as users live it: subscribed at the previous release (0.2.0,
+// whose CRD stores v1) with Automatic approval, AITasks written at every version it serves,
+// then the catalog is republished with the current release (1.0.0: stores v2, deprecates
+// v1alpha1) and OLM upgrades on its own. Afterwards no field of any object is lost at any
+// served version, and the operator reports Upgradeable=False in its OperatorCondition while
+// objects are still stored at v1; a deliberately unsafe next release (its CRD drops stored
+// v1) is refused by OLM and by `npm run check-upgrade` while the running operator keeps
+// working; and `kubectl aiops migrate-storage`, as the README says, trims storedVersions to
+// v2, after which the operator reports Upgradeable=True.
+//
+// No published 0.2.0 image can be pulled here. The operator's code does not depend on the
+// storage version, so the current build tagged v0.2.0 stands in for it; what differs
+// between the two releases is their bundle (CSV, CRD, upgrade edge), which is what OLM
+// upgrades and what this test checks.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { csvName, operatorImage, RELEASES, type Release } from '../../api/releases.ts';
+import { crdOfRelease } from '../../api/upgrade/crd-releases.ts';
+import { toYaml } from '../../api/yaml.ts';
+import { buildAndInstall, kubectl as pluginKubectl } from '../../plugin/kubectl-run.ts';
+import { buildOperatorImage } from '../../scripts/image.ts';
+import { tagImage } from '../../scripts/lib/images.ts';
+import { channelBlobs, inlineBundleBlob, packageBlob } from '../../scripts/olm/catalog.ts';
+import { buildCSV } from '../../scripts/olm/csv.ts';
+import { bundleBlobPath, PATHS } from '../../scripts/olm/render.ts';
+import { startCluster, type Cluster } from '../harness/cluster.ts';
+import {
+  olmUnavailable,
+  OPERATORS_NAMESPACE,
+  publishCatalog,
+  type PublishedCatalog,
+} from '../harness/olm.ts';
+import { defaultBinDir } from '../harness/paths.ts';
+import { REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
+import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { kubectlWith, until } from './support.ts';
+
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
+const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
+const NS = OPERATORS_NAMESPACE;
+const G = 'aiops.example.com';
+const [previous, current] = RELEASES.slice(-2);
+const VERSIONS = ['v1alpha1', 'v1', 'v2'] as const;
+/** The unsafe next release: its CRD no longer lists v1, which objects are still stored at. */
+const UNSAFE: Release = { version: '1.1.0', channels: ['candidate', 'stable'], date: '2026-12-01' };
+const unsafeCRD = crdOfRelease(
+  { version: UNSAFE.version, versions: ['v1alpha1', 'v2'], storage: 'v2', deprecated: ['v1alpha1'] },
+  { service: { namespace: NS, name: 'aiops-operator-service' } },
+);
+
+/** A file-based catalog of the package with exactly `releases`, each blob as committed. */
+function catalogOf(
+  dir: string,
+  releases: readonly Release[],
+  extra: Map<string, string> = new Map(),
+): string {
+  const pkg = join(dir, 'aiops-operator');
+  mkdirSync(join(pkg, 'bundles'), { recursive: true });
+  writeFileSync(
+    join(pkg, 'package.yaml'),
+    [packageBlob(), ...channelBlobs(releases)].map((b) => toYaml(b)).join('---\n'),
+  );
+  for (const r of releases) {
+    const committed = join(root, bundleBlobPath(r.version, PATHS.inlineCatalog));
+    const file = join(pkg, 'bundles', `${csvName(r.version)}.yaml`);
+    const own = extra.get(r.version);
+    if (own !== undefined) writeFileSync(file, own);
+    else cpSync(committed, file);
+  }
+  return dir;
+}
+
+type Json = Record<string, unknown>;
+interface Task {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: Json;
+}
+
+describe(
+  'OLM: upgrade from the previous release through a Subscription',
+  {
+    skip: unavailable ?? (previous === undefined ? 'one release only' : false),
+    concurrency: false,
+    timeout: 1_500_000,
+  },
+  () => {
+    assert.ok(previous && current);
+    let cluster: Cluster;
+    let kubectl: ReturnType<typeof kubectlWith>;
+    const stoppers: (() => Promise<void>)[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'aiops-olm-upgrade-'));
+    const written = new Map<string, Task>();
+    const key = (ns: string, name: string, v: string): string => `${ns}/${name}@${v}`;
+    const get = (v: string, ns: string, name: string): Task =>
+      JSON.parse(kubectl(['get', `aitasks.${v}.${G}`, name, '-n', ns, '-o', 'json'])) as Task;
+    const csvPhase = (name: string): string | undefined => {
+      try {
+        return kubectl(['get', 'csv', name, '-n', NS, '-o', 'jsonpath={.status.phase}']) || undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const olmState = (): string => {
+      const state = (args: string[]): string => {
+        try {
+          return kubectl(args);
+        } catch (e) {
+          return (e as Error).message;
+        }
+      };
+      return (
+        `installplans: ${state(['get', 'installplan', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.clusterServiceVersionNames} {.status.phase} {.status.conditions}{"\\n"}{end}'])}` +
+        `\ncsv: ${state(['get', 'csv', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}`
+      );
+    };
+    /** Waits for `csv` to be Succeeded for 10 s in a row (OLM flips fresh CSVs once or twice). */
+    const stableSucceeded = async (csv: string): Promise<void> => {
+      let since: number | undefined;
+      await until(
+        `${csv} Succeeded and stable for 10 s`,
+        () => {
+          if (csvPhase(csv) !== 'Succeeded') return (since = undefined);
+          since ??= Date.now();
+          return Date.now() - since >= 10_000 ? true : undefined;
+        },
+        420_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${olmState()}`, { cause: err });
+      });
+    };
+    const deployedImage = (): string =>
+      kubectl([
+        'get',
+        'deploy',
+        'aiops-operator',
+        '-n',
+        NS,
+        '-o',
+        'jsonpath={.spec.template.spec.containers[0].image}',
+      ]);
+    /** Waits for the operator to report Upgradeable=`status` in the OperatorCondition of `version`. */
+    const upgradeable = (version: string, status: string): Promise<{ reason: string; message: string }> =>
+      until(
+        `Upgradeable=${status} in OperatorCondition ${csvName(version)}`,
+        () => {
+          const oc = JSON.parse(
+            kubectl([
+              'get',
+              'operatorconditions.v2.operators.coreos.com',
+              csvName(version),
+              '-n',
+              NS,
+              '-o',
+              'json',
+            ]),
+          ) as {
+            spec?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+          };
+          const c = oc.spec?.conditions?.find((x) => x.type === 'Upgradeable');
+          return c?.status === status ? c : undefined;
+        },
+        120_000,
+      );
+    const storedVersions = (): string[] =>
+      (
+        JSON.parse(
+          kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.status.storedVersions}']),
+        ) as string[]
+      ).sort();
+    const allUnchanged = (): void => {
+      for (const [k, want] of written) {
+        const [ns = '', rest = ''] = k.split('/');
+        const [name = '', v = ''] = rest.split('@');
+        const got = get(v, ns, name);
+        assert.deepEqual(
+          { spec: got.spec, labels: got.metadata.labels },
+          { spec: want.spec, labels: want.metadata.labels },
+          k,
+        );
+      }
+    };
+
+    before(async () => {
+      const image = buildOperatorImage({ log: () => undefined });
+      tagImage(image, operatorImage(previous.version));
+      cluster = await startCluster({
+        realNode: true,
+        olm: true,
+        nodes: 0,
+        images: [image, operatorImage(previous.version)],
+        catalogDir: catalogOf(join(dir, 'previous'), RELEASES.slice(0, -1)),
+      });
+      stoppers.push(() => cluster.stop());
+      kubectl = kubectlWith(cluster.kubeconfigPath);
+    });
+    after(async () => {
+      for (const stop of stoppers.reverse()) await stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it(`subscribes at ${previous.version} (startingCSV, Automatic approval): its CRD stores v1`, async () => {
+      kubectl(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'operators.coreos.com/v1alpha1',
+          kind: 'Subscription',
+          metadata: { name: 'aiops-operator', namespace: NS },
+          spec: {
+            channel: 'stable',
+            name: 'aiops-operator',
+            source: 'aiops-catalog',
+            sourceNamespace: 'olm',
+            startingCSV: csvName(previous.version),
+            installPlanApproval: 'Automatic',
+            config: { tolerations: [REAL_NODE_TOLERATION] },
+          },
+        }),
+      );
+      await stableSucceeded(csvName(previous.version));
+      const versions = JSON.parse(
+        kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions}']),
+      ) as {
+        name: string;
+        storage: boolean;
+        deprecated?: boolean;
+      }[];
+      assert.deepEqual(
+        versions.map((v) => [v.name, v.storage, v.deprecated ?? false]),
+        [
+          ['v1alpha1', false, false],
+          ['v1', true, false],
+          ['v2', false, false],
+        ],
+      );
+    });
+
+    it('AITasks of every served version are written and read back at every version', async () => {
+      kubectl(['create', 'namespace', 'shop']);
+      const tasks = [
+        {
+          apiVersion: `${G}/v1alpha1`,
+          kind: 'AITask',
+          metadata: { name: 'legacy', namespace: 'shop', labels: { team: 'a' } },
+          spec: { target: 'web', threshold: 75, action: 'Noop', interval: '45s' },
+        },
+        {
+          apiVersion: `${G}/v1`,
+          kind: 'AITask',
+          metadata: { name: 'stable', namespace: 'shop' },
+          spec: { targetDeployment: 'api', threshold: 0.5, action: 'scale_up', intervalSeconds: 30 },
+        },
+        {
+          apiVersion: `${G}/v2`,
+          kind: 'AITask',
+          metadata: { name: 'rich', namespace: 'shop' },
+          spec: {
+            target: { kind: 'Deployment', name: 'cache' },
+            trigger: { query: 'up{job="cache"}', threshold: 0.25, operator: 'LessThan', forSeconds: 20 },
+            remediation: {
+              action: 'ScaleUp',
+              scale: { step: 2, minReplicas: 1, maxReplicas: 5 },
+              cooldownSeconds: 120,
+              maxAttempts: 2,
+            },
+            intervalSeconds: 60,
+            dryRun: true,
+            approval: 'Manual',
+          },
+        },
+      ];
+      for (const t of tasks)
+        await until(`create ${t.metadata.name} at ${t.apiVersion}`, () =>
+          kubectl(['apply', '-f', '-'], JSON.stringify(t)),
+        );
+      for (const t of tasks)
+        for (const v of VERSIONS)
+          written.set(key('shop', t.metadata.name, v), get(v, 'shop', t.metadata.name));
+      assert.equal(
+        (written.get('shop/rich@v2')?.spec['remediation'] as Json | undefined)?.['maxAttempts'],
+        2,
+      );
+      assert.deepEqual(storedVersions(), ['v1']);
+    });
+
+    let published: PublishedCatalog | undefined;
+    it(`a republished catalog with ${current.version}: OLM upgrades on its own, every field of every object kept`, async () => {
+      published = await publishCatalog(
+        cluster.binDir,
+        cluster.kubeconfigPath,
+        join(root, 'bundle/catalog-inline'),
+      );
+      stoppers.push(() => published?.stop() ?? Promise.resolve());
+      await stableSucceeded(csvName(current.version));
+      await until(`${csvName(previous.version)} replaced and removed`, () =>
+        csvPhase(csvName(previous.version)) === undefined ? true : undefined,
+      );
+      assert.equal(deployedImage(), operatorImage(current.version));
+      const versions = JSON.parse(
+        kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions}']),
+      ) as {
+        name: string;
+        storage: boolean;
+        deprecated?: boolean;
+      }[];
+      assert.deepEqual(
+        versions.map((v) => [v.name, v.storage, v.deprecated ?? false]),
+        [
+          ['v1alpha1', false, true],
+          ['v1', false, false],
+          ['v2', true, false],
+        ],
+      );
+      allUnchanged();
+      assert.deepEqual(storedVersions(), ['v1', 'v2']);
+      const held = await upgradeable(current.version, 'False');
+      assert.equal(held.reason, 'StorageMigrationNeeded');
+      assert.match(held.message, /kubectl aiops migrate-storage/);
+    });
+
+    it('an unsafe next release (its CRD drops stored v1) is refused by OLM and by check-upgrade; the operator keeps working', async () => {
+      const csv = buildCSV(UNSAFE, [...RELEASES, UNSAFE]);
+      const blob = toYaml(inlineBundleBlob(UNSAFE, csv, unsafeCRD));
+      const next = await publishCatalog(
+        cluster.binDir,
+        cluster.kubeconfigPath,
+        catalogOf(join(dir, 'unsafe'), [...RELEASES, UNSAFE], new Map([[UNSAFE.version, blob]])),
+      );
+      stoppers.push(() => next.stop());
+      const failed = await until(
+        `OLM to refuse ${csvName(UNSAFE.version)}`,
+        () => {
+          const plans = JSON.parse(kubectl(['get', 'installplan', '-n', NS, '-o', 'json'])) as {
+            items: {
+              spec: { clusterServiceVersionNames: string[] };
+              status?: { phase?: string; conditions?: { message?: string }[] };
+            }[];
+          };
+          const plan = plans.items.find((p) =>
+            p.spec.clusterServiceVersionNames.includes(csvName(UNSAFE.version)),
+          );
+          return plan?.status?.phase === 'Failed'
+            ? (plan.status.conditions ?? []).map((c) => c.message).join(' ')
+            : undefined;
+        },
+        300_000,
+      );
+      assert.match(failed, /v1/, failed);
+      assert.match(failed, /stored version|storedVersions|data loss/i, failed);
+      // OLM has created the new CSV (it waits, RequirementsNotMet) and marked the running one
+      // Replacing, but never got to the CRD or the Deployment: the operator is untouched.
+      assert.notEqual(csvPhase(csvName(UNSAFE.version)), 'Succeeded');
+      assert.match(csvPhase(csvName(current.version)) ?? '', /^(Succeeded|Replacing)$/);
+      assert.equal(deployedImage(), operatorImage(current.version));
+      assert.equal(
+        kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions[*].name}']),
+        'v1alpha1 v1 v2',
+        'the CRD is the one 1.0.0 installed',
+      );
+
+      const candidate = join(dir, 'unsafe-crd.yaml');
+      writeFileSync(candidate, toYaml(unsafeCRD));
+      const check = spawnSync(process.execPath, ['scripts/check-upgrade.ts', '--candidate', candidate], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+      assert.equal(check.status, 1, check.stdout + check.stderr);
+      assert.match(check.stdout, /candidate .*UNSAFE\n.*v1: .*storedVersionRemoved/);
+
+      kubectl(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: `${G}/v2`,
+          kind: 'AITask',
+          metadata: { name: 'after-refusal', namespace: 'shop' },
+          spec: {
+            target: { kind: 'Deployment', name: 'missing' },
+            trigger: { threshold: 1 },
+            remediation: { action: 'Noop' },
+          },
+        }),
+      );
+      await until('the running operator to reconcile a new AITask', () => {
+        const t = get('v2', 'shop', 'after-refusal') as Task & { status?: { phase?: string } };
+        return t.status?.phase;
+      });
+      allUnchanged();
+      await next.stop();
+    });
+
+    it('kubectl aiops migrate-storage, as the README says, moves every object to v2 and trims storedVersions', async () => {
+      const run = await pluginKubectl(buildAndInstall(), [
+        'aiops',
+        'migrate-storage',
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /storedVersions: v1, v2 → v2/);
+      assert.deepEqual(storedVersions(), ['v2']);
+      allUnchanged();
+      assert.equal((await upgradeable(current.version, 'True')).reason, 'StorageCurrent');
+    });
+  },
+);
