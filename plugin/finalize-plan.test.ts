@@ -3,7 +3,14 @@ import { test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { planFinalize, planHasWork, type FinalizeInputs, type OperatorEvidence } from './finalize-plan.ts';
+import type { Lease } from '../api/leader.ts';
+import {
+  judgeLeases,
+  planFinalize,
+  planHasWork,
+  type FinalizeInputs,
+  type OperatorEvidence,
+} from './finalize-plan.ts';
 import type { NodeLike } from './kinds.ts';
 
 const dead: OperatorEvidence = {
@@ -66,11 +73,41 @@ void test('planFinalize refuses objects not being deleted and live operators unl
   assert.match(planFinalize(inputs({ deleting: false }), flags).refusal ?? '', /not being deleted/);
   assert.match(planFinalize(inputs({ operator: alive }), flags).refusal ?? '', /operator is alive .*--force/);
   assert.equal(planFinalize(inputs({ operator: alive }), { ...flags, force: true }).refusal, undefined);
-  assert.equal(
-    planFinalize(inputs({ operator: { verdict: 'unknown', message: 'forbidden', lease: 'x/y' } }), flags)
-      .refusal,
-    undefined,
+  const unknown: OperatorEvidence = { verdict: 'unknown', message: 'forbidden', lease: 'x/y' };
+  assert.match(
+    planFinalize(inputs({ operator: unknown }), flags).refusal ?? '',
+    /cannot tell whether the operator is alive \(forbidden\).*--force/,
   );
+  assert.equal(planFinalize(inputs({ operator: unknown }), { ...flags, force: true }).refusal, undefined);
+});
+
+void test('judgeLeases: the Lease found by name in any namespace; of several, the most alive', () => {
+  const now = new Date('2026-01-01T00:10:00Z');
+  const lease = (ns: string, holder: string, renewedAgoS: number): Lease => ({
+    metadata: { name: 'leader', namespace: ns },
+    spec: {
+      holderIdentity: holder,
+      leaseDurationSeconds: 15,
+      renewTime: new Date(now.getTime() - renewedAgoS * 1000).toISOString(),
+    },
+  });
+  const cases: [Lease[], string, string, RegExp][] = [
+    [[], 'absent', '*/leader', /no Lease named leader in any namespace/],
+    [[lease('operators', 'op', 2)], 'alive', 'operators/leader', /renewed the leader Lease 2s ago/],
+    [[lease('operators', 'op', 600)], 'expired', 'operators/leader', /600s ago/],
+    [[lease('operators', '', 2)], 'released', 'operators/leader', /no holder/],
+    [
+      [lease('old', 'a', 600), lease('operators', 'b', 1), lease('gone', '', 1)],
+      'alive',
+      'operators/leader',
+      /3 Leases named leader: operators\/leader alive, old\/leader expired, gone\/leader released/,
+    ],
+  ];
+  for (const [found, verdict, where, message] of cases) {
+    const e = judgeLeases(found, 'leader', now);
+    assert.deepEqual([e.verdict, e.lease], [verdict, where]);
+    assert.match(e.message, message);
+  }
 });
 
 void test('planFinalize removes only our finalizer unless --all', () => {

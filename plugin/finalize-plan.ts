@@ -5,7 +5,7 @@
 
 import { CORDONED_BY_ANNOTATION, cordonedBy } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
-import type { Liveness } from '../api/leader.ts';
+import { leaseLiveness, type Lease, type Liveness } from '../api/leader.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { NodeLike } from './kinds.ts';
 
@@ -63,7 +63,10 @@ function cleanupSteps(inputs: FinalizeInputs, flags: FinalizeFlags): CleanupStep
   });
 }
 
-/** Computes the plan; refuses when the object is not being deleted or the operator is alive (unless `force`). */
+/**
+ * Computes the plan; refuses when the object is not being deleted, or (unless `force`) when
+ * the operator is alive or whether it is cannot be told (verdict `unknown`).
+ */
 export function planFinalize(inputs: FinalizeInputs, flags: FinalizeFlags): FinalizePlan {
   const { metadata } = inputs.task;
   const name = metadata.name ?? '';
@@ -85,6 +88,11 @@ export function planFinalize(inputs: FinalizeInputs, flags: FinalizeFlags): Fina
       ...plan,
       refusal: `aitask "${name}" in namespace "${namespace}" is not being deleted: force-finalize only unsticks objects in Terminating (delete it first: kubectl delete aitask ${name} -n ${namespace})`,
     };
+  if (inputs.operator.verdict === 'unknown' && !flags.force)
+    return {
+      ...plan,
+      refusal: `cannot tell whether the operator is alive (${inputs.operator.message}), so it may still finalize aitask "${name}" itself: pass --lease-namespace where the operator runs, or --force to act anyway`,
+    };
   if (inputs.operator.verdict === 'alive' && !flags.force)
     return {
       ...plan,
@@ -98,4 +106,30 @@ export function planHasWork(plan: FinalizePlan): boolean {
   return (
     plan.finalizers.some((f) => f.action === 'remove') || plan.cleanup.some((c) => c.action === 'uncordon')
   );
+}
+
+const RANK: Record<Liveness['verdict'], number> = { alive: 0, expired: 1, released: 2, absent: 3 };
+
+/**
+ * The evidence from every Lease named `name` found across namespaces (the operator's Lease
+ * lives in its install namespace, which differs between installs): none → `absent`; else the
+ * most alive one (alive, then expired, then released), naming the others when there are several.
+ */
+export function judgeLeases(found: readonly Lease[], name: string, now: Date): OperatorEvidence {
+  const judged = found
+    .map((l) => ({
+      ...leaseLiveness(l, now),
+      lease: `${l.metadata.namespace ?? ''}/${l.metadata.name ?? name}`,
+    }))
+    .sort((a, b) => RANK[a.verdict] - RANK[b.verdict]);
+  const [best] = judged;
+  if (best === undefined)
+    return {
+      ...leaseLiveness(undefined, now),
+      message: `no Lease named ${name} in any namespace: the operator is not running or never started`,
+      lease: `*/${name}`,
+    };
+  if (judged.length === 1) return best;
+  const all = judged.map((j) => `${j.lease} ${j.verdict}`).join(', ');
+  return { ...best, message: `${best.message} (${judged.length} Leases named ${name}: ${all})` };
 }

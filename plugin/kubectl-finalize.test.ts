@@ -2,14 +2,20 @@
 // real kubectl: an AITask stuck in Terminating with a dead (then a live) operator Lease, a
 // cordoned node it owes (carrying its mark) and one its status lists that it never
 // cordoned (left cordoned), and an AITask whose observedGeneration lags its generation.
+// The operator's Lease is found by name in any namespace (an OLM install runs in
+// `operators`); a user who cannot read Leases gets a refusal naming --force.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { buildRevision } from '../api/revisions.ts';
 import type * as v2 from '../api/schema/v2.ts';
+import { fromYaml } from '../api/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { Resources, type NodeLike } from './kinds.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
@@ -209,4 +215,117 @@ void describe('kubectl aiops generation-diff', () => {
     assert.equal(sync.code, 0, sync.stderr);
     assert.match(sync.stdout, /generation 2, observed 2 \(in sync\)\nnothing to diff/);
   });
+});
+
+/**
+ * A kubeconfig for a ServiceAccount of `ns` that may read and patch AITasks and read nodes,
+ * but not read Leases anywhere: an on-call engineer's typical namespace-scoped access.
+ */
+async function withoutLeaseAccess(ns: string, after: (fn: () => Promise<void>) => void): Promise<string> {
+  const admin = await testTransport();
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const name = `${ns}-oncall`;
+  const post = (path: string, body: unknown): Promise<unknown> =>
+    admin.request({ method: 'POST', path, body });
+  await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'oncall' } });
+  await post(`${rbac}/clusterroles`, {
+    metadata: { name },
+    rules: [
+      { apiGroups: ['aiops.example.com'], resources: ['aitasks'], verbs: ['get', 'list', 'patch'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+    ],
+  });
+  await post(`${rbac}/clusterrolebindings`, {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name: 'oncall', namespace: ns }],
+  });
+  after(async () => {
+    for (const kind of ['clusterrolebindings', 'clusterroles'])
+      await admin.request({ method: 'DELETE', path: `${rbac}/${kind}/${name}` }).catch(() => undefined);
+  });
+  const review = await admin.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/serviceaccounts/oncall/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const kc = fromYaml(readFileSync(KC, 'utf8')) as {
+    'current-context'?: string;
+    contexts: { name: string; context: { cluster: string } }[];
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+  };
+  const context = kc.contexts.find((c) => c.name === kc['current-context']) ?? kc.contexts[0];
+  const cluster = kc.clusters.find((c) => c.name === context?.context.cluster);
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-oncall-'));
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    return Promise.resolve();
+  });
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: cluster?.cluster }],
+      users: [{ name: 'oncall', user: { token: review.status.token } }],
+      contexts: [{ name: 'oncall', context: { cluster: 'test', user: 'oncall', namespace: ns } }],
+      'current-context': 'oncall',
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+void test('force-finalize finds the operator Lease in whatever namespace it runs, and refuses when liveness is unknown unless --force', async (t) => {
+  const ns = await freshNamespace('plugin-ffl', (fn) => t.after(fn));
+  const opNs = await freshNamespace('plugin-fflop', (fn) => t.after(fn));
+  const leaseName = `leader-${ns}`;
+  const tasks = await testAITasks('v2');
+  await tasks.create(ns, {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'stuck', finalizers: [FINALIZER] },
+    spec: spec(),
+  });
+  t.after(async () => {
+    await tasks.patch(ns, 'stuck', { metadata: { finalizers: null } }).catch(() => undefined);
+  });
+  await tasks.delete(ns, 'stuck');
+  const leases = new ResourceClient(await testTransport(), Resources.leases);
+  const putLease = async (renewed: Date): Promise<void> => {
+    await leases.delete(opNs, leaseName).catch(() => undefined);
+    await leases.create(opNs, {
+      metadata: { name: leaseName, namespace: opNs },
+      spec: { holderIdentity: 'aiops-operator-olm', leaseDurationSeconds: 15, renewTime: micro(renewed) },
+    });
+  };
+  // No --lease-namespace: the Lease is in opNs (as OLM's `operators`), not aiops-system.
+  const args = ['force-finalize', 'stuck', '-n', ns, '--lease-name', leaseName];
+
+  await putLease(new Date());
+  const alive = await run([...args, '--yes']);
+  assert.equal(alive.code, 3, alive.stdout);
+  assert.match(alive.stderr, new RegExp(`^error: the operator is alive .*Lease ${opNs}/${leaseName}`));
+  assert.deepEqual((await tasks.get(ns, 'stuck')).metadata.finalizers, [FINALIZER]);
+
+  await putLease(new Date(Date.now() - 10 * 60_000));
+  const expired = await run(args);
+  assert.equal(expired.code, 0, expired.stderr);
+  assert.match(expired.stdout, new RegExp(`Operator: expired: .*\\(Lease ${opNs}/${leaseName}\\)`));
+
+  const oncall = await withoutLeaseAccess(ns, (fn) => t.after(fn));
+  const asOncall = (extra: readonly string[]): Promise<KubectlResult> =>
+    kubectl(PATH, ['aiops', ...args, ...extra], { KUBECONFIG: oncall });
+  const unknown = await asOncall(['--yes']);
+  assert.equal(unknown.code, 3, unknown.stdout);
+  assert.match(
+    unknown.stderr,
+    /^error: cannot tell whether the operator is alive \(.*Forbidden.*--force to act anyway/,
+  );
+  assert.deepEqual((await tasks.get(ns, 'stuck')).metadata.finalizers, [FINALIZER]);
+  const forced = await asOncall(['--force']);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.match(forced.stdout, /Operator: unknown: /);
+  assert.match(forced.stdout, /Dry run: nothing changed/);
 });

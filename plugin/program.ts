@@ -95,10 +95,13 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .argument('<name>', 'AITask name')
     .option('--yes', 'perform the cleanup and remove the finalizer (default: dry run)')
     .option('--skip-cleanup', 'remove the finalizer without uncordoning the nodes it still owes')
-    .option('--force', 'act even when the operator is evidently alive')
+    .option('--force', 'act even when the operator is evidently alive, or its liveness cannot be told')
     .option('--all', 'remove every finalizer, not only aiops.example.com/finalizer (needs --yes)')
     .option('--lease-name <name>', "name of the operator's leader Lease", 'aiops-operator-leader')
-    .option('--lease-namespace <namespace>', "namespace of the operator's leader Lease", 'aiops-system')
+    .option(
+      '--lease-namespace <namespace>',
+      "namespace of the operator's leader Lease (default: found by name in every namespace)",
+    )
     .addHelpText('after', EXAMPLES['force-finalize'])
     .action(runner(async () => (await import('./commands/force-finalize.ts')).forceFinalize));
 

@@ -8,7 +8,14 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/err
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { leaseLiveness, type Lease } from '../../api/leader.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
-import { planFinalize, planHasWork, type FinalizePlan, type OperatorEvidence } from '../finalize-plan.ts';
+import {
+  judgeLeases,
+  planFinalize,
+  planHasWork,
+  type FinalizePlan,
+  type OperatorEvidence,
+} from '../finalize-plan.ts';
+import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { age, jsonDoc, table, yamlDoc, type Palette } from '../format.ts';
 import { Resources, type NodeLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
@@ -21,17 +28,54 @@ interface Outcome {
   deleted: boolean;
 }
 
-async function evidence(s: Session, ns: string, name: string, now: Date): Promise<OperatorEvidence> {
+/** Install namespaces tried by name when Leases cannot be listed across namespaces (plain manifests, OLM). */
+const INSTALL_NAMESPACES = [DEFAULT_INSTALL.namespace, 'operators'];
+
+/** The Lease `ns/name`; a Forbidden read is evidence of nothing (`unknown`). */
+async function readLease(
+  leases: ResourceClient<Lease>,
+  ns: string,
+  name: string,
+  now: Date,
+): Promise<OperatorEvidence> {
   const lease = `${ns}/${name}`;
   try {
-    const l = await new ResourceClient<Lease>(s.transport, Resources.leases).get(ns, name);
-    return { ...leaseLiveness(l, now), lease };
+    return { ...leaseLiveness(await leases.get(ns, name), now), lease };
   } catch (err) {
     if (err instanceof NotFoundError) return { ...leaseLiveness(undefined, now), lease };
     if (err instanceof ForbiddenError)
       return { verdict: 'unknown', message: `cannot read the leader Lease: ${err.message}`, lease };
     throw err;
   }
+}
+
+/**
+ * Liveness from the operator's Lease: in `ns` when given (--lease-namespace), else found by
+ * name in every namespace. When Leases cannot be listed across namespaces, only a live Lease
+ * in a usual install namespace counts as evidence; anything else is `unknown`.
+ */
+async function evidence(
+  s: Session,
+  ns: string | undefined,
+  name: string,
+  now: Date,
+): Promise<OperatorEvidence> {
+  const leases = new ResourceClient<Lease>(s.transport, Resources.leases);
+  if (ns !== undefined) return readLease(leases, ns, name, now);
+  try {
+    const found = await leases.listAll(undefined, { fieldSelector: `metadata.name=${name}` });
+    return judgeLeases(found.items, name, now);
+  } catch (err) {
+    if (!(err instanceof ForbiddenError)) throw err;
+  }
+  const tried = await Promise.all(INSTALL_NAMESPACES.map((n) => readLease(leases, n, name, now)));
+  return (
+    tried.find((e) => e.verdict === 'alive') ?? {
+      verdict: 'unknown',
+      message: `Leases cannot be listed across namespaces (Forbidden) and none named ${name} is alive in ${INSTALL_NAMESPACES.join(' or ')}, so the operator may be running elsewhere`,
+      lease: `*/${name}`,
+    }
+  );
 }
 
 async function readNodes(s: Session, names: readonly string[]): Promise<Map<string, NodeLike | undefined>> {
@@ -126,7 +170,12 @@ export async function forceFinalize(
   const task = await getTask(s, s.namespace, name);
   const nodeNames = task.status?.cordonedNodes ?? [];
   const [operator, nodes] = await Promise.all([
-    evidence(s, String(opts['leaseNamespace']), String(opts['leaseName']), now),
+    evidence(
+      s,
+      typeof opts['leaseNamespace'] === 'string' ? opts['leaseNamespace'] : undefined,
+      String(opts['leaseName']),
+      now,
+    ),
     readNodes(s, nodeNames),
   ]);
   const plan = planFinalize({ task, operator, nodes }, flags);
