@@ -118,11 +118,9 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
   }
   assert.equal(ready, 200, `the operator half is up too; output:\n${out}`);
 
-  assert.match(
-    out,
-    /"msg":"storage migration done".*"storedVersions":\["v2"\]/,
-    'the opt-in startup migration ran first',
-  );
+  const migrated = /"msg":"storage migration done".*"storedVersions":\["v2"\]/;
+  for (let i = 0; i < 100 && !migrated.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.match(out, migrated, 'the opt-in startup migration ran once the operator was up');
   child.kill('SIGTERM');
   assert.equal(await exited, 0, `graceful exit; output:\n${out}`);
 });
