@@ -144,14 +144,16 @@ export class LeaderElector {
 
   async #tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity, leaseDurationMs } = this.#o;
-    const leases = this.#bounded(AbortSignal.timeout(this.attemptTimeoutMs));
+    const signal = AbortSignal.timeout(this.attemptTimeoutMs);
+    const leases = this.#bounded(signal);
+    const failed = (err: unknown): false => this.#failed(err, signal);
     const now = new Date();
     const durationSeconds = Math.ceil(leaseDurationMs / 1000);
     let lease: Lease;
     try {
       lease = await leases.get(namespace, name);
     } catch (err) {
-      if (!(err instanceof NotFoundError)) return this.#failed(err);
+      if (!(err instanceof NotFoundError)) return failed(err);
       const fresh: Lease = {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
@@ -166,7 +168,7 @@ export class LeaderElector {
       };
       return leases.create(namespace, fresh).then(
         () => true,
-        (e: unknown) => (e instanceof AlreadyExistsError ? false : this.#failed(e)),
+        (e: unknown) => (e instanceof AlreadyExistsError ? false : failed(e)),
       );
     }
     const holder = lease.spec.holderIdentity ?? '';
@@ -187,12 +189,17 @@ export class LeaderElector {
       this.#observed = { record: JSON.stringify(updated.spec), at: now.getTime() };
       return true;
     } catch (err) {
-      return this.#failed(err);
+      return failed(err);
     }
   }
 
-  #failed(err: unknown): false {
-    this.#o.log.debug('lease update failed', { error: (err as Error).message });
+  #failed(err: unknown, signal: AbortSignal): false {
+    if (signal.aborted)
+      this.#o.log.warn('lease request aborted: no answer within the attempt bound', {
+        boundMs: this.attemptTimeoutMs,
+        lease: `${this.#o.namespace}/${this.#o.name}`,
+      });
+    else this.#o.log.debug('lease update failed', { error: (err as Error).message });
     return false;
   }
 }
