@@ -2,12 +2,13 @@
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
-// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, deployed (default: all)
+// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed (default: all)
 
 import { startEnvironment } from '../test/support/environment.ts';
 import { bench as conversion } from '../test/bench/conversion.ts';
 import { bench as plugin } from '../test/bench/plugin.ts';
 import { bench as operator } from '../test/bench/operator.ts';
+import { bench as memory } from '../test/bench/memory.ts';
 import { bench as deployed } from '../test/bench/deployed.ts';
 import type { Environment } from '../test/support/environment.ts';
 
@@ -15,6 +16,7 @@ const sections: Record<string, (env: Environment) => Promise<void>> = {
   conversion,
   plugin,
   operator,
+  memory,
   deployed,
 };
 

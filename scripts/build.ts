@@ -14,8 +14,9 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, w
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import { load } from 'js-yaml';
+import { bundleOperator, common, LAZY_VENDOR, MIN_NODE_MAJOR, trimClientNode } from './lib/esbuild.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -33,83 +34,8 @@ interface Entry {
 /** Every entry point, explicitly: a missing source file fails the build. */
 const ENTRIES: readonly Entry[] = [
   { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
-  {
-    source: 'cmd/operator.ts',
-    out: 'operator.mjs',
-    what: 'the operator process (operator + hosted webhook)',
-  },
   { source: 'conversion-webhook/main.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
 ];
-
-/** Node.js major version the bundles need (commander 15 requires Node >= 22.12). */
-const MIN_NODE_MAJOR = 22;
-
-/** CommonJS dependencies inside an ESM bundle still call require(): give them one. */
-const banner = {
-  js: "import { createRequire as __aiopsCreateRequire } from 'node:module'; const require = __aiopsCreateRequire(import.meta.url);",
-};
-
-/**
- * Packages @kubernetes/client-node imports only for proxies and cloud auth providers, never
- * on our request path: each is bundled on its own as `dist/plugin/vendor/<name>.cjs` and
- * loaded on first use, so the plugin does not parse them at every start. Values: the named
- * exports client-node uses.
- */
-const LAZY_VENDOR: Readonly<Record<string, readonly string[]>> = {
-  undici: ['Agent', 'ProxyAgent', 'fetch'],
-  socks: ['SocksClient'],
-  'socks-proxy-agent': ['SocksProxyAgent'],
-  hpagent: ['HttpProxyAgent', 'HttpsProxyAgent'],
-  'jsonpath-plus': ['JSONPath'],
-};
-
-/**
- * A module whose exports forward construct, call and property reads to the vendor bundle on
- * disk, or (`inline`, for the single executable, which has no files beside it) to the package
- * bundled in, which esbuild then initialises on that first use only.
- */
-function lazyModule(pkg: string, inline: boolean): string {
-  const names = LAZY_VENDOR[pkg] ?? [];
-  return [
-    'import { createRequire } from "node:module";',
-    'let mod;',
-    inline
-      ? `const load = () => (mod ??= require(${JSON.stringify(pkg)}));`
-      : `const load = () => (mod ??= createRequire(import.meta.url)("../vendor/${pkg}.cjs"));`,
-    'const lazy = (name) => new Proxy(function () {}, {',
-    '  construct: (_t, args) => Reflect.construct(load()[name], args),',
-    '  apply: (_t, self, args) => Reflect.apply(load()[name], self, args),',
-    '  get: (_t, key) => load()[name][key],',
-    '});',
-    ...names.map((n) => `export const ${n} = lazy(${JSON.stringify(n)});`),
-  ].join('\n');
-}
-
-/**
- * Startup trimming for @kubernetes/client-node, of which only KubeConfig is used: its modules
- * are marked side-effect free so unused API classes are dropped, and LAZY_VENDOR packages
- * are loaded on first use (from the bundle itself when `inline`).
- */
-const trimClientNode = (inline = false): Plugin => ({
-  name: 'trim-client-node',
-  setup(b) {
-    b.onResolve({ filter: /.*/ }, async (args) => {
-      if (args.pluginData === 'trimmed' || !args.importer.includes('/@kubernetes/client-node/'))
-        return undefined;
-      if (LAZY_VENDOR[args.path] !== undefined) return { path: args.path, namespace: 'aiops-lazy' };
-      const r = await b.resolve(args.path, {
-        kind: args.kind,
-        resolveDir: args.resolveDir,
-        pluginData: 'trimmed',
-      });
-      return r.path.includes('/@kubernetes/client-node/') ? { ...r, sideEffects: false } : r;
-    });
-    b.onLoad({ filter: /.*/, namespace: 'aiops-lazy' }, (args) => ({
-      resolveDir: root,
-      contents: lazyModule(args.path, inline),
-    }));
-  },
-});
 
 /** Bundles each LAZY_VENDOR package as CommonJS into dist/plugin/vendor/. */
 async function bundleVendor(): Promise<void> {
@@ -123,18 +49,6 @@ async function bundleVendor(): Promise<void> {
     });
   }
 }
-
-const common: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: `node${MIN_NODE_MAJOR}`,
-  minify: true,
-  sourcemap: 'linked',
-  legalComments: 'linked',
-  banner,
-  logLevel: 'warning',
-};
 
 /** A POSIX sh launcher for `dist/plugin/main.mjs`, with `prefixArgs` before the user's arguments. */
 function launcher(name: string, prefixArgs: string): string {
@@ -364,10 +278,16 @@ async function main(): Promise<void> {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string })
     .version;
   for (const e of ENTRIES) await bundle(e);
+  await bundleOperator(join(dist, 'operator.mjs'));
   await bundleVendor();
   writeExecutable(join(dist, 'kubectl-aiops'), launcher('kubectl-aiops', ''));
   writeExecutable(join(dist, 'kubectl_complete-aiops'), launcher('kubectl_complete-aiops', '__complete '));
-  const built = [...ENTRIES.map((e) => `dist/${e.out}`), 'dist/kubectl-aiops', 'dist/kubectl_complete-aiops'];
+  const built = [
+    ...ENTRIES.map((e) => `dist/${e.out}`),
+    'dist/operator.mjs',
+    'dist/kubectl-aiops',
+    'dist/kubectl_complete-aiops',
+  ];
   if (process.argv.includes('--release')) {
     const main = await bundleSingleFile();
     const archives = [packLauncher(version), ...SEA_PLATFORMS.map((p) => packExecutable(version, main, p))];

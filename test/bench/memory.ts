@@ -1,0 +1,271 @@
+// Bench section `memory`: the operator as deployed (dist/operator.mjs bundled as the image
+// has it, run by `node` with the environment the Dockerfile's runtime stage sets, leader
+// election and the hosted webhook on) as a plain process against the environment's cluster
+// and a real Prometheus. Measures start → /readyz 200 on an empty namespace, RSS idle, RSS
+// with 1,000 and then 10,000 AITasks and their Deployments cached and converged, and the
+// webhook's RSS after a 10,000-object ConversionReview (what a first LIST at v1 sends) —
+// each next to an idle Node HTTP server started the same way in the same run (the floor),
+// with the issue-16 targets. Progress goes to stderr, results to stdout.
+
+import * as https from 'node:https';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { KubeTransport } from '../../api/kube/transport.ts';
+import { bundleOperator } from '../../scripts/lib/esbuild.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import { startPrometheus } from '../../scripts/lib/prometheus.ts';
+import { v1alpha1Task } from '../support/arbitraries.ts';
+import type { Environment } from '../support/environment.ts';
+import { clients, converged, mib, namespace, populate, sayer, secs, sleep } from './fixtures.ts';
+import { median, ms, printTable } from './stats.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const say = sayer('memory');
+/** Wait after ready or convergence before reading RSS, so the process is at rest. */
+const SETTLE_MS = 3000;
+/** Starts timed for start → ready (median reported). */
+const STARTS = 5;
+const FEW = 1000;
+const MANY = 10_000;
+/** Objects in the ConversionReview sent to the hosted webhook. */
+const REVIEW_N = 10_000;
+const MiB = 2 ** 20;
+
+/** The environment the image's runtime stage sets (`ENV` lines after the last `FROM`). */
+export function imageEnv(dockerfile: string): Record<string, string> {
+  const stage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const env: Record<string, string> = {};
+  for (const m of stage.matchAll(/^ENV\s+(\w+)=("([^"]*)"|\S+)\s*$/gm))
+    env[m[1] as string] = m[3] ?? (m[2] as string);
+  return env;
+}
+
+/** Resident set size of `pid` in bytes. */
+function rss(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Milliseconds from spawn to the first answer of `readyUrl` with 200. */
+  readonly readyMs: number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node args` with `env` and polls `readyUrl` every 5 ms until it answers 200. */
+async function spawnReady(args: readonly string[], env: Record<string, string>, readyUrl: string) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited: ${stderr}`);
+    if (
+      await fetch(readyUrl).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (performance.now() - t0 > 60_000) throw new Error(`not ready in 60 s: ${stderr}`);
+    await sleep(5);
+  }
+  const proc: Proc = {
+    child,
+    pid: child.pid ?? 0,
+    readyMs: performance.now() - t0,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  return proc;
+}
+
+/** One ConversionReview of `n` v1alpha1 objects to v2, over HTTPS. */
+function review(port: number, ca: string, n: number): Promise<void> {
+  const body = JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    request: {
+      uid: 'bench',
+      desiredAPIVersion: 'aiops.example.com/v2',
+      objects: fc.sample(v1alpha1Task, { numRuns: n, seed: 16 }),
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/convert', ca, servername: 'localhost' },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode ?? 0}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const ratioTo = (value: number, target: number): string => `${(value / target).toFixed(2)} of target`;
+
+/** The section; `env` is the shared environment of `npm run bench`. */
+export async function bench(env: Environment): Promise<void> {
+  const started = performance.now();
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-memory-'));
+  const bundle = join(dir, 'operator.mjs');
+  await bundleOperator(bundle);
+  const image = imageEnv(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  say(`bundled ${bundle}; image environment ${JSON.stringify(image)}`);
+  const cert = createServingCert(join(dir, 'certs'));
+  const kubeconfig = env.cluster.kubeconfigPath;
+  const c = clients(await KubeTransport.create({ kubeconfig }));
+  const prometheus = await startPrometheus([]);
+  const running = new Set<Proc>();
+  const operator = async (ns: string): Promise<Proc & { webhookPort: number }> => {
+    const [metrics = 0, health = 0, webhook = 0] = await freePorts(3);
+    const p = await spawnReady(
+      [
+        bundle,
+        `--kubeconfig=${kubeconfig}`,
+        `--namespace=${ns}`,
+        '--leader-elect',
+        `--leader-election-namespace=${ns}`,
+        '--bind-address=127.0.0.1',
+        `--metrics-port=${metrics}`,
+        `--health-port=${health}`,
+        `--webhook-port=${webhook}`,
+        `--webhook-cert-dir=${cert.dir}`,
+        `--prometheus-url=${prometheus.url}`,
+        '--log-level=warn',
+      ],
+      image,
+      `http://127.0.0.1:${health}/readyz`,
+    );
+    running.add(p);
+    return { ...p, webhookPort: webhook };
+  };
+  try {
+    const [floorPort = 0] = await freePorts(1);
+    const floorStarts: number[] = [];
+    let floorRss = 0;
+    for (let i = 0; i < STARTS; i++) {
+      const floor = await spawnReady(
+        ['-e', `require('node:http').createServer((q, s) => s.end()).listen(${floorPort})`],
+        image,
+        `http://127.0.0.1:${floorPort}/`,
+      );
+      floorStarts.push(floor.readyMs);
+      if (i === 0) {
+        await sleep(SETTLE_MS);
+        floorRss = rss(floor.pid);
+      }
+      await floor.stop();
+    }
+
+    const idleNs = await namespace(c, `bench-memory-idle-${Date.now().toString(36)}`);
+    const starts: number[] = [];
+    for (let i = 0; i < STARTS; i++) {
+      const op = await operator(idleNs);
+      starts.push(op.readyMs);
+      await op.stop();
+      running.delete(op);
+    }
+    const idle = await operator(idleNs);
+    await sleep(SETTLE_MS);
+    const idleRss = rss(idle.pid);
+    await review(idle.webhookPort, cert.caPem, REVIEW_N);
+    await sleep(SETTLE_MS);
+    const reviewedRss = rss(idle.pid);
+    await idle.stop();
+    running.delete(idle);
+    say(`idle ${mib(idleRss)}, after a ${REVIEW_N}-object review ${mib(reviewedRss)}`);
+
+    const ns = await namespace(c, `bench-memory-${Date.now().toString(36)}`);
+    await populate(c, ns, 0, FEW);
+    const op = await operator(ns);
+    let t0 = performance.now();
+    await converged(c.tasks, ns, FEW);
+    const fewMs = performance.now() - t0;
+    await sleep(SETTLE_MS);
+    const fewRss = rss(op.pid);
+    say(`${FEW} converged in ${secs(fewMs)}: ${mib(fewRss)}; adding ${MANY - FEW}`);
+    await populate(c, ns, FEW, MANY);
+    t0 = performance.now();
+    await converged(c.tasks, ns, MANY);
+    const manyMs = performance.now() - t0;
+    await sleep(SETTLE_MS);
+    const manyRss = rss(op.pid);
+    await op.stop();
+    running.delete(op);
+    say(`${ns} is left to the environment's teardown`);
+
+    const floor = `idle Node HTTP server: ${mib(floorRss)}`;
+    const vsFloor = (x: number): string => `${(x / floorRss).toFixed(2)}x floor`;
+    printTable(
+      `memory and start-up as deployed (bundle, image env ${JSON.stringify(image)}; section took ${secs(performance.now() - started)})`,
+      ['measure', 'value', 'floor in the same run', 'ratio', 'target', 'vs target'],
+      [
+        [
+          'start → /readyz 200, empty namespace (median of 5)',
+          ms(median(starts)),
+          `idle Node server listening: ${ms(median(floorStarts))}`,
+          `${(median(starts) / median(floorStarts)).toFixed(1)}x`,
+          '≤ 500 ms',
+          ratioTo(median(starts), 500),
+        ],
+        [
+          'RSS idle (empty namespace)',
+          mib(idleRss),
+          floor,
+          vsFloor(idleRss),
+          '≤ 70 MiB',
+          ratioTo(idleRss, 70 * MiB),
+        ],
+        [
+          `RSS, ${FEW} AITasks + Deployments converged`,
+          mib(fewRss),
+          floor,
+          vsFloor(fewRss),
+          '≤ 85 MiB',
+          ratioTo(fewRss, 85 * MiB),
+        ],
+        [
+          `RSS, ${MANY} AITasks + Deployments converged`,
+          mib(manyRss),
+          floor,
+          vsFloor(manyRss),
+          '≤ 244 MiB',
+          ratioTo(manyRss, 244 * MiB),
+        ],
+        [
+          `webhook: RSS after a ${REVIEW_N}-object review − idle`,
+          `${mib(reviewedRss - idleRss)} (${mib(reviewedRss)})`,
+          `idle: ${mib(idleRss)}`,
+          '',
+          '≤ 20 MiB',
+          ratioTo(reviewedRss - idleRss, 20 * MiB),
+        ],
+        [`  ${FEW} AITasks converge`, secs(fewMs), '', '', '', ''],
+        [`  ${MANY - FEW} more converge`, secs(manyMs), '', '', '', ''],
+      ],
+    );
+  } finally {
+    await Promise.all([...running].map((p) => p.stop()));
+    await prometheus.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
