@@ -91,11 +91,16 @@ export const common: BuildOptions = {
   logLevel: 'warning',
 };
 
-/** Bundles cmd/operator.ts as the one file the image runs (`outfile`, e.g. dist/operator.mjs). */
+/**
+ * Bundles cmd/operator.ts as the one file the image runs (`outfile`, e.g. dist/operator.mjs):
+ * every dependency inlined, client-node trimmed to KubeConfig with its proxy and cloud-auth
+ * packages initialised on first use only (the image has no files beside the bundle).
+ */
 export async function bundleOperator(outfile: string): Promise<void> {
   await build({
     ...common,
     entryPoints: [join(root, 'cmd/operator.ts')],
     outfile,
+    plugins: [trimClientNode(true)],
   });
 }
