@@ -425,6 +425,68 @@ describe(
         kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'name']),
         /legacy/,
       );
+      // OLM takes the gone operator's webhook out of the CRD, so the AITasks stay readable.
+      await until('OLM to set the CRD conversion to None', () =>
+        kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'jsonpath={.spec.conversion.strategy}']) ===
+        'None'
+          ? true
+          : undefined,
+      );
+    });
+
+    it('reinstall: the README Subscription again picks up the existing AITasks, with no action repeated', async () => {
+      const actions = (): string[] =>
+        (
+          JSON.parse(kubectl(['get', 'events', '-n', 'heal', '-o', 'json'])) as {
+            items: { reason: string; involvedObject: { kind: string; name: string }; count?: number }[];
+          }
+        ).items
+          .filter(
+            (e) => e.involvedObject.kind === 'AITask' && /^(RestartPod|ScaleUp|ScaleDown)$/.test(e.reason),
+          )
+          .map((e) => `${e.reason}×${e.count ?? 1}`)
+          .sort();
+      const before = actions();
+      kubectl(['apply', '-f', '-'], readmeSubscription());
+      await stableSucceeded();
+      await until('two operator Pods Ready on the real node', () => {
+        const ps = operatorPods();
+        return ps.length === 2 && ps.every(readyOnNode) ? true : undefined;
+      });
+      assert.equal(
+        kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'jsonpath={.spec.conversion.strategy}']),
+        'Webhook',
+      );
+      kubectl([
+        'patch',
+        'aitasks.v2.aiops.example.com',
+        'web-heal',
+        '-n',
+        'heal',
+        '--type=merge',
+        '-p',
+        '{"spec":{"intervalSeconds":11}}',
+      ]);
+      await until('the reinstalled operator to observe the edited AITask', () => {
+        const t = JSON.parse(
+          kubectl(['get', 'aitasks.v2.aiops.example.com', 'web-heal', '-n', 'heal', '-o', 'json']),
+        ) as { metadata: { generation: number }; status?: { observedGeneration?: number } };
+        return t.status?.observedGeneration === t.metadata.generation ? true : undefined;
+      });
+      assert.equal(
+        kubectl([
+          'get',
+          'aitasks.v1.aiops.example.com',
+          'legacy',
+          '-n',
+          'shop',
+          '-o',
+          'jsonpath={.spec.threshold}',
+        ]),
+        '0.75',
+        'conversion works again through the new webhook',
+      );
+      assert.deepEqual(actions(), before, 'no remediation repeated after the reinstall');
     });
   },
 );
