@@ -194,6 +194,26 @@ void test('explainPhase gives kstatus, causes, next step and remedies for each s
       next: /nothing happens until the target recovers/,
       remedy: /maxAttempts/,
     },
+    ...(
+      [
+        ['Forbidden', /grant the operator's ServiceAccount/],
+        ['Invalid', /rejected a request of the operator as invalid/],
+        ['KindNotServed', /does not serve/],
+      ] as const
+    ).map(([reason, remedy]) => ({
+      name: `stalled on a request refused for good (${reason})`,
+      input: task({
+        status: {
+          phase: 'Failed',
+          observedGeneration: 2,
+          conditions: [cond('Stalled', 'True', reason), cond('Ready', 'False', reason)],
+        },
+      }),
+      kstatus: 'Failed',
+      reasons: [reason],
+      next: /tries again 10 min after the failure, or as soon as the spec changes/,
+      remedy,
+    })),
     {
       name: 'paused from spec before the operator says so',
       input: task({

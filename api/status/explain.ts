@@ -110,6 +110,10 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
       return "add spec.decision.llm.endpoint to the operator's --llm-endpoint-allowlist, or use decision mode Rules";
     case Reason.Forbidden:
       return `grant the operator's ServiceAccount the missing permission (kubectl auth can-i --as=system:serviceaccount:<operator-namespace>:<operator-sa> ...)`;
+    case 'Invalid':
+      return `the apiserver rejected a request of the operator as invalid; the Stalled condition and the Events say which: kubectl aiops describe ${name} -n ${ns}`;
+    case 'KindNotServed':
+      return 'the operator needs a kind this cluster does not serve (the Stalled condition names it): install its API, or run an operator release that matches the cluster';
     case Reason.ActionFailed:
       return `see the Events: kubectl aiops describe ${name} -n ${ns}`;
     default:
@@ -163,6 +167,9 @@ function impliedCauses(task: Task, causes: Cause[]): void {
     });
 }
 
+/** Reasons of a request the apiserver refused for good; the operator retries them only after 10 min. */
+const TERMINAL: readonly string[] = [Reason.Forbidden, 'Invalid', 'KindNotServed'];
+
 function nextStep(task: Task, k: KStatusResult, causes: readonly Cause[]): { next: string; nextAt?: string } {
   const status = task.status ?? {};
   const interval = task.spec.intervalSeconds ?? EXPLAIN_DEFAULTS.intervalSeconds;
@@ -179,6 +186,9 @@ function nextStep(task: Task, k: KStatusResult, causes: readonly Cause[]): { nex
   if (k.reason === 'GenerationLag')
     return { next: `the operator reconciles generation ${task.metadata.generation ?? 0} on its next pass` };
   if (has(causes, Reason.Paused)) return { next: 'nothing happens until spec.paused is false' };
+  const stalled = (status.conditions ?? []).find((c) => c.type === ConditionType.Stalled);
+  if (stalled?.status === 'True' && TERMINAL.includes(stalled.reason))
+    return { next: 'the operator tries again 10 min after the failure, or as soon as the spec changes' };
   if (k.status === 'Failed') return { next: 'nothing happens until the target recovers or the spec changes' };
   if (has(causes, Reason.AwaitingApproval)) return { next: 'the decision is executed once it is approved' };
   if (has(causes, Reason.Cooldown)) {
