@@ -364,7 +364,7 @@ describe(
 
       const candidate = join(dir, 'unsafe-crd.yaml');
       writeFileSync(candidate, toYaml(unsafeCRD));
-      const check = spawnSync(process.execPath, ['scripts/check-upgrade.ts', '--candidate', candidate], {
+      const check = spawnSync('npm', ['run', '-s', 'check-upgrade', '--', '--candidate', candidate], {
         cwd: root,
         encoding: 'utf8',
       });
