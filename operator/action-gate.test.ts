@@ -11,6 +11,7 @@ test('AIOPS_TEST_PAUSE_AT: off by default, a comma-separated list of points, unk
     ['', []],
     ['before-action', ['before-action']],
     [' before-action , after-action ,', ['before-action', 'after-action']],
+    ['before-cleanup', ['before-cleanup']],
     ['before-decision,before-decision', ['before-decision']],
     ['between', /unknown point "between"/],
   ];
@@ -29,6 +30,8 @@ test('the gate stops a remediation before the decision and before the action onc
     [false, 'before-decision', false],
     [false, 'before-action', false],
     [false, 'after-action', true],
+    [true, 'before-cleanup', true],
+    [false, 'before-cleanup', false],
   ] as const) {
     const gate = actionGate(() => leading, new Set(), log);
     assert.equal(await gate(point, 'd1'), want, `${point} while leading=${leading}`);

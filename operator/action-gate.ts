@@ -1,5 +1,6 @@
 // The last check before the operator changes a workload: the reconcile asks it right before
-// writing a decision, right before running the action and right after it. It answers "no"
+// writing a decision, right before running the action and right after it, and right before
+// the finalizer's cleanup (uncordoning). It answers "no"
 // once this process no longer leads (judged by its own clock, see runtime/leader.ts), so a
 // leader that was frozen or partitioned never acts on a decision it took before. It also
 // holds the crash tests' hook: with AIOPS_TEST_PAUSE_AT set, the process stops at the named
@@ -9,9 +10,9 @@
 import type { Logger } from '../api/log.ts';
 
 /** Where in one remediation the gate is asked. */
-export type ActionPoint = 'before-decision' | 'before-action' | 'after-action';
+export type ActionPoint = 'before-decision' | 'before-action' | 'after-action' | 'before-cleanup';
 
-const POINTS: readonly ActionPoint[] = ['before-decision', 'before-action', 'after-action'];
+const POINTS: readonly ActionPoint[] = ['before-decision', 'before-action', 'after-action', 'before-cleanup'];
 
 /**
  * Test-only environment variable, read once at start and off by default: a comma-separated
@@ -21,8 +22,11 @@ const POINTS: readonly ActionPoint[] = ['before-decision', 'before-action', 'aft
  */
 export const PAUSE_ENV = 'AIOPS_TEST_PAUSE_AT';
 
-/** Asked at each ActionPoint; resolves false when the remediation must not go on. */
-export type ActionGate = (point: ActionPoint, decisionId: string) => Promise<boolean>;
+/**
+ * Asked at each ActionPoint with the decision's id (the AITask's uid for `before-cleanup`);
+ * resolves false when the remediation or cleanup must not go on.
+ */
+export type ActionGate = (point: ActionPoint, id: string) => Promise<boolean>;
 
 /** Parses PAUSE_ENV's value; throws naming the unknown point. */
 export function parsePausePoints(value: string | undefined): Set<ActionPoint> {
@@ -53,14 +57,14 @@ export function actionGate(
     process.on('SIGUSR2', () => {
       for (const release of waiting.splice(0)) release();
     });
-  return async (point, decisionId) => {
+  return async (point, id) => {
     if (pauseAt.has(point)) {
       const released = new Promise<void>((r) => waiting.push(r));
-      log.warn('paused for a crash test', { point, decision: decisionId, env: PAUSE_ENV });
+      log.warn('paused for a crash test', { point, decision: id, env: PAUSE_ENV });
       await released;
     }
     if (point === 'after-action' || leading()) return true;
-    log.warn('not leading any more: the remediation stops here', { point, decision: decisionId });
+    log.warn('not leading any more: the remediation stops here', { point, decision: id });
     return false;
   };
 }

@@ -77,8 +77,9 @@ export interface ReconcilerDeps {
   /** Id for a new decision (default random UUID). */
   readonly newId?: () => string;
   /**
-   * Asked right before the decision is written, right before the action and right after it
-   * (action-gate.ts); false stops the remediation there. Default: always go on.
+   * Asked right before the decision is written, right before the action and right after it,
+   * and right before the finalizer's cleanup (action-gate.ts); false stops the remediation or
+   * the cleanup there. Default: always go on.
    */
   readonly gate?: ActionGate;
 }
@@ -398,6 +399,7 @@ export class Reconciler {
    */
   async #finalize(task: v2.AITask, log: Logger): Promise<void> {
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) return;
+    if (this.#d.gate && !(await this.#d.gate('before-cleanup', task.metadata.uid ?? ''))) return;
     const uncordoned: string[] = [];
     const notOwned: string[] = [];
     for (const node of task.status?.cordonedNodes ?? []) {
