@@ -40,9 +40,10 @@ function sleep(ms: number): void {
 }
 
 /**
- * Builds the plugin with `npm run release` once per test run: test files running in
- * parallel under one `node --test` (same parent pid) share one build, serialised by a lock
- * directory (stale after 5 minutes).
+ * Builds the plugin with `npm run release` once per test run: test files of one `npm test`
+ * (AIOPS_TEST_RUN, set by scripts/test.ts for both of its node:test processes), or else of one
+ * `node --test` (same parent pid), share one build, serialised by a lock directory (stale
+ * after 5 minutes). A second build during the run would replace dist/ under running tests.
  */
 function buildOnce(): void {
   for (;;) {
@@ -56,7 +57,7 @@ function buildOnce(): void {
     }
   }
   try {
-    const owner = String(process.ppid);
+    const owner = process.env['AIOPS_TEST_RUN'] ?? String(process.ppid);
     if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === owner) return;
     execFileSync(process.execPath, [join(root, 'scripts/build.ts'), '--release'], {
       cwd: root,
