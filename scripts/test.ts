@@ -39,7 +39,7 @@ try {
     `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time`,
   );
   // One id for both node:test processes, so what is built once per run is built once.
-  const run = `${process.pid}-${Date.now()}`;
+  const runId = `${process.pid}-${Date.now()}`;
   const runFiles = (group: readonly string[], n: number): Promise<number> => {
     if (group.length === 0) return Promise.resolve(0);
     const run = spawn(
@@ -48,7 +48,7 @@ try {
       {
         cwd: root,
         stdio: 'inherit',
-        env: { ...process.env, ...env.env, AIOPS_TEST_RUN: run },
+        env: { ...process.env, ...env.env, AIOPS_TEST_RUN: runId },
       },
     );
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
