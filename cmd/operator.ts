@@ -17,6 +17,7 @@ import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportUpgradeable } from './operator-condition.ts';
+import { followCertSecret } from './webhook-cert-secret.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -25,6 +26,7 @@ interface WebhookFlags {
   webhookSecret: string;
   webhookService: string;
   certSyncInterval: number;
+  webhookCertFromSecret?: string;
   migrateStorageOnStart?: boolean;
 }
 
@@ -75,6 +77,10 @@ const command = buildCommand(run)
     seconds,
     3600,
   )
+  .option(
+    '--webhook-cert-from-secret <name>',
+    "also read the webhook's tls.crt/tls.key from this Secret in the pod's namespace every 5 s, ahead of the kubelet's volume refresh (the CSV names OLM's <deployment>-service-cert; default: files only)",
+  )
   .addOption(
     switchOption(
       '--migrate-storage-on-start',
@@ -99,6 +105,7 @@ async function run(o: OperatorOptions): Promise<void> {
   const flags = command.opts<WebhookFlags>();
   let webhook: WebhookServer | undefined;
   let certTimer: NodeJS.Timeout | undefined;
+  let stopFollowing = (): void => undefined;
   if (flags.webhookPort !== undefined) {
     const log = o.log.with({ component: 'conversion-webhook' });
     if (flags.selfSignedCert === true) {
@@ -131,6 +138,14 @@ async function run(o: OperatorOptions): Promise<void> {
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
     });
+    if (flags.webhookCertFromSecret !== undefined)
+      stopFollowing = followCertSecret({
+        transport: await transportOf(o),
+        namespace: process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace,
+        name: flags.webhookCertFromSecret,
+        server: webhook,
+        log,
+      });
   }
   const op = await startOperator(o);
   const conditionRef = operatorConditionRef();
@@ -158,6 +173,7 @@ async function run(o: OperatorOptions): Promise<void> {
     if (!stopping) {
       stopping = true;
       clearInterval(certTimer);
+      stopFollowing();
       stopReporting();
       migrating.abort();
       await Promise.all([op.stop(), webhook?.close()]);

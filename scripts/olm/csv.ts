@@ -49,6 +49,13 @@ export interface ClusterServiceVersion {
   };
 }
 
+/**
+ * The Secret OLM keeps the webhook's serving certificate in (`<deployment>-service-cert`,
+ * beside its Service `<deployment>-service`); the operator reads it through the API so a new
+ * certificate is served before the kubelet refreshes the mounted copy.
+ */
+const OLM_SERVICE_CERT_SECRET = `${DEFAULT_INSTALL.deployment}-service-cert`;
+
 /** The CSV of `release`, whose upgrade edges come from the default channel of `releases`. */
 export function buildCSV(release: Release, releases: readonly Release[]): ClusterServiceVersion {
   const name = csvName(release.version);
@@ -107,7 +114,10 @@ export function buildCSV(release: Release, releases: readonly Release[]): Cluste
             {
               name: DEFAULT_INSTALL.deployment,
               label: { ...OPERATOR_LABELS },
-              spec: deploymentSpec({ image }),
+              spec: deploymentSpec({
+                image,
+                extraArgs: [`--webhook-cert-from-secret=${OLM_SERVICE_CERT_SECRET}`],
+              }),
             },
           ],
           permissions: [

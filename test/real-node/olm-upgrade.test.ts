@@ -288,14 +288,32 @@ describe(
     });
 
     let published: PublishedCatalog | undefined;
-    it(`a republished catalog with ${current.version}: OLM upgrades on its own, every field of every object kept`, async () => {
+    it(`a republished catalog with ${current.version}: OLM upgrades on its own, every field of every object kept`, async (t) => {
       published = await publishCatalog(
         cluster.binDir,
         cluster.kubeconfigPath,
         join(root, 'bundle/catalog-inline'),
       );
       stoppers.push(() => published?.stop() ?? Promise.resolve());
-      await stableSucceeded(csvName(current.version));
+      // Reads that need conversion, once a second through the upgrade: reported, not asserted.
+      const upgrade = { running: true };
+      const failed: number[] = [];
+      const sampler = (async () => {
+        while (upgrade.running) {
+          try {
+            kubectl(['get', `aitasks.v2.${G}`, 'stable', '-n', 'shop', '-o', 'name']);
+          } catch {
+            failed.push(Date.now());
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })();
+      await stableSucceeded(csvName(current.version)).finally(() => (upgrade.running = false));
+      await sampler;
+      t.diagnostic(
+        `reads needing conversion that failed during the upgrade: ${failed.length}` +
+          (failed.length > 0 ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s` : ''),
+      );
       await until(`${csvName(previous.version)} replaced and removed`, () =>
         csvPhase(csvName(previous.version)) === undefined ? true : undefined,
       );

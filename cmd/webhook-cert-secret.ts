@@ -1,0 +1,59 @@
+// The hosted webhook's certificate read from its Secret through the API. On an OLM install
+// the certificate is a Secret volume, which the kubelet refreshes only on its next sync of
+// the pod (a minute or more). During an upgrade OLM issues a new certificate and points the
+// CRD's caBundle at it at once, so until then the running pods serve a certificate the
+// apiserver no longer trusts and every AITask read that needs conversion fails — and the new
+// pods cannot become Ready, because their caches need that conversion. Reading the Secret
+// itself (OLM grants `get` on it) closes that window to one poll interval.
+
+import type { Logger } from '../api/log.ts';
+import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
+import type { KubeTransport } from '../api/kube/transport.ts';
+import type { WebhookServer } from '../conversion-webhook/server.ts';
+
+const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
+
+interface TlsSecret {
+  data?: { 'tls.crt'?: string; 'tls.key'?: string };
+}
+
+/**
+ * Polls Secret `namespace/name` every `intervalMs` (default 5 000) and hands a changed
+ * tls.crt/tls.key to `server`. A failed read or an unusable pair is logged and retried at
+ * the next poll; the served certificate stays. Returns a function that stops polling.
+ */
+export function followCertSecret(opts: {
+  readonly transport: KubeTransport;
+  readonly namespace: string;
+  readonly name: string;
+  readonly server: WebhookServer;
+  readonly log: Logger;
+  readonly intervalMs?: number;
+}): () => void {
+  const secrets = new ResourceClient<TlsSecret>(opts.transport, SECRETS);
+  const where = `${opts.namespace}/${opts.name}`;
+  let served = '';
+  const poll = async (): Promise<void> => {
+    const data = (await secrets.get(opts.namespace, opts.name)).data;
+    const cert = data?.['tls.crt'];
+    const key = data?.['tls.key'];
+    if (cert === undefined || key === undefined)
+      throw new Error(`Secret ${where} has no tls.crt and tls.key`);
+    if (cert + key === served) return;
+    opts.server.useCertificate({ cert: Buffer.from(cert, 'base64'), key: Buffer.from(key, 'base64') });
+    if (served !== '') opts.log.info('serving certificate reloaded from its Secret', { secret: where });
+    served = cert + key;
+  };
+  const tick = (): void => {
+    poll().catch((err: unknown) =>
+      opts.log.warn('webhook certificate Secret not read; retrying at the next poll', {
+        secret: where,
+        err: (err as Error).message,
+      }),
+    );
+  };
+  tick();
+  const timer = setInterval(tick, opts.intervalMs ?? 5_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
