@@ -217,6 +217,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       ...(o.llm.temperature !== undefined ? { temperature: o.llm.temperature } : {}),
       defaultModel: o.llm.defaultModel,
       onOutcome: (outcome) => telemetry.llmCalls.inc({ outcome }),
+      onCall: telemetry.llmCall,
     }),
     slots,
     onSlotFreed: waitingForSlot,

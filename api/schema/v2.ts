@@ -181,6 +181,30 @@ const decisionRecordSchema = {
     executed: { type: 'boolean' },
     blockedBy: { type: 'string', description: 'The guardrail that stopped the action, if any.' },
     at: { type: 'string', format: 'date-time' },
+    llm: {
+      type: 'object',
+      description:
+        'The LLM call behind this decision, when one went out (advice or a failure after the call).',
+      required: ['model', 'latencyMs'],
+      properties: {
+        model: { type: 'string', description: 'Model the request named.' },
+        latencyMs: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Wall time of the call in milliseconds, every attempt within it included.',
+        },
+        promptTokens: {
+          type: 'integer',
+          minimum: 0,
+          description: "Prompt tokens, as the server's usage reported them (absent when it did not).",
+        },
+        completionTokens: {
+          type: 'integer',
+          minimum: 0,
+          description: "Completion tokens, as the server's usage reported them (absent when it did not).",
+        },
+      },
+    },
     effect: {
       type: 'object',
       description: 'What the action changes, resolved before acting; verified after a restart.',
@@ -221,6 +245,8 @@ export type Status = Infer<typeof statusSchema>;
 export type DecisionRecord = Infer<typeof decisionRecordSchema>;
 /** The intended effect of a decision (status.pendingDecision.effect). */
 export type DecisionEffect = NonNullable<DecisionRecord['effect']>;
+/** The LLM call behind a decision (status.lastDecision.llm). */
+export type DecisionLLMCall = NonNullable<DecisionRecord['llm']>;
 export type Action = (typeof ACTIONS)[number];
 export type Phase = (typeof PHASES)[number];
 /** An AITask as read or written at aiops.example.com/v2. */

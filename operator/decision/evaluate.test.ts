@@ -151,3 +151,23 @@ test('LLMAvailable is dropped when the task leaves LLM mode; extra conditions an
   const rules = step({ ...base, status: withLLM.status }, 0.1, T0 + 1000);
   assert.equal(findCondition(rules.status.conditions, 'LLMAvailable'), undefined);
 });
+
+test('the LLM call behind a decision (model, latency, tokens) is recorded in it and kept through the outcome', () => {
+  const call = { model: 'gpt-x', latencyMs: 412, promptTokens: 180, completionTokens: 22 };
+  const verdict = decide(base, { found: true, replicas: 2 }, { ok: true, value: 0.9 }, T0);
+  const withCall = evaluate(base, verdict, T0, 'a', 60_000, { source: 'llm', llm: call });
+  assert.ok(withCall.act);
+  assert.deepEqual(withCall.act.decision.llm, call);
+  assert.deepEqual(withCall.status.pendingDecision?.llm, call);
+  const done = recordOutcome(
+    base,
+    withCall.status,
+    withCall.act.decision,
+    withCall.act.plan,
+    { executed: true, message: 'scaled' },
+    T0 + 1000,
+  );
+  assert.deepEqual(done.status.lastDecision?.llm, call);
+  const without = evaluate(base, verdict, T0, 'b', 60_000);
+  assert.equal(without.act?.decision.llm, undefined, 'no call, no record');
+});

@@ -32,6 +32,8 @@ export interface EvaluationExtra {
   readonly source?: 'rules' | 'llm';
   /** Appended to the decision's reason (the LLM's advice, or why the rules decided alone). */
   readonly note?: string;
+  /** The LLM call behind the decision (model, latency, tokens), when one went out. */
+  readonly llm?: v2.DecisionLLMCall;
   /** The resolved target of the action (pod, node), merged with the plan's replicas. */
   readonly effect?: v2.DecisionEffect;
   /** Conditions to set as well (LLMAvailable). */
@@ -387,6 +389,7 @@ function decisionRecord(
     threshold: task.spec.trigger.threshold,
     executed: false,
     at: f.at,
+    ...(extra.llm !== undefined ? { llm: extra.llm } : {}),
     ...(Object.keys(effect).length > 0 ? { effect } : {}),
   };
 }

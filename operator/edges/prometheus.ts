@@ -7,6 +7,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { MetricObservation } from '../decision/decide.ts';
+import { BoundedBody, DEFAULT_MAX_RESPONSE_BYTES } from '../runtime/bounded-body.ts';
 
 /** Placeholders of the default query template. */
 export interface QueryTarget {
@@ -103,7 +104,7 @@ export class PrometheusClient {
       throw new Error(`--prometheus-url must be http(s), got ${url.protocol}`);
     this.#base = url.toString().replace(/\/+$/, '');
     this.#timeoutMs = opts.timeoutMs ?? 5000;
-    this.#maxBytes = opts.maxResponseBytes ?? 1024 * 1024;
+    this.#maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
   /** Runs `query` now; never throws. */
@@ -144,19 +145,12 @@ export class PrometheusClient {
     const agent = url.protocol === 'https:' ? this.#agents.https : this.#agents.http;
     return new Promise((resolve, reject) => {
       const req = (url.protocol === 'https:' ? https : http).get(url, { agent }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
+        const body = new BoundedBody(this.#maxBytes);
         res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > this.#maxBytes) {
+          if (!body.push(c))
             req.destroy(Object.assign(new Error(`answer over ${this.#maxBytes} bytes`), { code: TOO_LARGE }));
-            return;
-          }
-          chunks.push(c);
         });
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: body.text() }));
         res.on('error', reject);
       });
       req.setTimeout(this.#timeoutMs, () =>

@@ -1,7 +1,8 @@
 // Where the LLM advisor meets the rules (pure): the redacted context for a decision the rules
 // want to take, and how the advisor's result shapes it — advice naming the configured action
 // or Noop is followed and marked `source: llm`; any failure leaves the rules' decision as it
-// is, sets LLMAvailable=False with the failure's reason and records a Warning Event.
+// is, sets LLMAvailable=False with the failure's reason and records a Warning Event. Either
+// way a call that went out is recorded in the decision (model, latency, tokens).
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { ConditionType, Reason } from '../../api/status/conditions.ts';
@@ -53,6 +54,7 @@ export function applyAdvice(
       extra: {
         source: 'llm',
         note,
+        ...(result.call !== undefined ? { llm: result.call } : {}),
         conditions: [
           { type: ConditionType.LLMAvailable, status: 'True', reason: Reason.LLMAdvice, message: note },
         ],
@@ -65,6 +67,7 @@ export function applyAdvice(
     extra: {
       source: 'rules',
       note: `LLM unavailable (${result.reason})`,
+      ...(result.call !== undefined ? { llm: result.call } : {}),
       conditions: [{ type: ConditionType.LLMAvailable, status: 'False', reason: result.reason, message }],
       events: [{ type: 'Warning', reason: result.reason, action: 'Advise', note: message }],
     },

@@ -9,7 +9,7 @@ import { ResourceClient } from '../../api/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { freshNamespace } from '../../test/support/cluster.ts';
-import { startLLMServer, type LLMReply, type LLMServer } from '../../test/support/llm-server.ts';
+import { countTokens, startLLMServer, type LLMReply, type LLMServer } from '../../test/support/llm-server.ts';
 import { eventually } from '../../test/support/operator.ts';
 import {
   aitask,
@@ -82,6 +82,8 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
       http500: await server({ status: 500 }),
       timeout: await server({ delayMs: 4000, then: answer('ScaleUp') }),
       notAllowed: await server(answer('ScaleUp')),
+      oversized: await server({ oversizedBytes: 2 * 1024 * 1024 }),
+      insecure: await server(answer('ScaleUp')),
     };
     const pod = {
       containers: [
@@ -96,7 +98,13 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
       ],
     };
     for (const [name, s] of Object.entries(scenarios)) {
-      const endpoint = name === 'notAllowed' ? s.endpoint.replace('127.0.0.1', 'localhost') : s.endpoint;
+      // `insecure`: plain http to a host that is not loopback, with a key configured: never contacted.
+      const endpoint =
+        name === 'notAllowed'
+          ? s.endpoint.replace('127.0.0.1', 'localhost')
+          : name === 'insecure'
+            ? s.endpoint.replace('127.0.0.1', 'llm.insecure.test')
+            : s.endpoint;
       await c.deployments.create(ns, deployment(name.toLowerCase(), 2, pod));
       await metrics.set(`${ns}-${name}`, 5);
       await c.tasks.create(
@@ -106,7 +114,7 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     }
     // Seven of these tasks remediate at once in one namespace, more than its default share.
     const op = await operatorFor(ns, metrics.prometheus.url, t, [
-      '--llm-endpoint-allowlist=127.0.0.1',
+      '--llm-endpoint-allowlist=127.0.0.1,llm.insecure.test',
       '--llm-api-key-env=AIOPS_TEST_LLM_KEY',
       '--llm-task-calls-per-hour=2',
       '--max-concurrent-remediations-per-namespace=0',
@@ -125,7 +133,27 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     await eventually('follow: scaled to 3', async () =>
       (await replicas('follow')) === 3 ? true : undefined,
     );
-    assert.equal(llmCond(await c.tasks.get(ns, 'follow'))?.status, 'True');
+    const followed = await c.tasks.get(ns, 'follow');
+    assert.equal(llmCond(followed)?.status, 'True');
+    const record = await eventually('follow: the LLM call in the decision record', async () => {
+      const o = await c.tasks.get(ns, 'follow');
+      return (o.status?.lastDecision ?? o.status?.pendingDecision)?.llm;
+    });
+    assert.equal(record.model, 'test-model');
+    assert.ok(record.latencyMs >= 0 && record.latencyMs < 4000, `latency ${record.latencyMs} ms`);
+    const prompts = scenarios.follow.requests.map((r) =>
+      countTokens(
+        (JSON.parse(r.body) as { messages: { content: string }[] }).messages.map((m) => m.content).join(''),
+      ),
+    );
+    assert.ok(
+      prompts.includes(record.promptTokens ?? -1),
+      `prompt tokens ${record.promptTokens} of ${prompts.join(', ')}`,
+    );
+    assert.equal(
+      record.completionTokens,
+      countTokens(JSON.stringify({ action: 'ScaleUp', confidence: 0.8, reason: 'the metric is high' })),
+    );
     await eventually('the ScaleUp Event', async () =>
       (await taskEvents(ns, 'follow')).some((e) => e.reason === 'ScaleUp') ? true : undefined,
     );
@@ -142,6 +170,8 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
       ['http500', 'LLMHTTPError'],
       ['timeout', 'LLMTimeout'],
       ['notallowed', 'LLMEndpointNotAllowed'],
+      ['oversized', 'LLMResponseTooLarge'],
+      ['insecure', 'LLMInsecureEndpoint'],
     ];
     for (const [name, reason] of fallbacks) {
       await decided(name, `LLM unavailable (${reason})`);
@@ -176,8 +206,14 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     assert.equal(scenarios.noop.requests.length, 2, 'no call past the budget');
 
     assert.equal(scenarios.notAllowed.requests.length, 0, 'a non-allow-listed endpoint is never contacted');
+    assert.equal(scenarios.insecure.requests.length, 0, 'a key never goes over plain http off loopback');
+    assert.equal(
+      (await c.tasks.get(ns, 'insecure')).status?.lastDecision?.llm,
+      undefined,
+      'no call, no record',
+    );
     for (const [name, s] of Object.entries(scenarios)) {
-      if (name === 'notAllowed') continue;
+      if (name === 'notAllowed' || name === 'insecure') continue;
       assert.ok(s.requests.length >= 1, `${name} was asked`);
       for (const r of s.requests) {
         assert.equal(r.headers.authorization, `Bearer ${API_KEY}`);
@@ -191,6 +227,20 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     }
     assert.ok((await op.metric('aiops_llm_calls_total', { outcome: 'LLMEndpointNotAllowed' })) >= 1);
     assert.ok((await op.metric('aiops_llm_calls_total', { outcome: 'advice' })) >= 2);
+    assert.ok((await op.metric('aiops_llm_calls_total', { outcome: 'LLMInsecureEndpoint' })) >= 1);
+    assert.ok((await op.metric('aiops_llm_calls_total', { outcome: 'LLMResponseTooLarge' })) >= 1);
+    const model = { model: 'test-model' };
+    assert.ok(
+      (await op.metric('aiops_llm_call_duration_seconds_count', model)) >= 8,
+      'each call that went out',
+    );
+    assert.ok(
+      (await op.metric('aiops_llm_tokens_total', { ...model, kind: 'prompt' })) >= (record.promptTokens ?? 1),
+    );
+    assert.ok(
+      (await op.metric('aiops_llm_tokens_total', { ...model, kind: 'completion' })) >=
+        (record.completionTokens ?? 1),
+    );
   });
 
   test('configured from the environment alone, as an OLM Subscription does: keyless, an older vLLM, advice followed', async (t) => {

@@ -2,19 +2,32 @@
 // (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
 // timeout and without following redirects (with the API key as a Bearer token when one is
 // configured, with no Authorization header otherwise: local vLLM and Ollama servers need
-// none), and reads the answer (protocol.ts). A server that refuses a request field by
+// none; a key never goes over plain http except to loopback), and reads at most
+// `maxResponseBytes` of the answer (protocol.ts). A server that refuses a request field by
 // name is asked again without it, within the same call and timeout, and the shape it
-// accepted is kept for that endpoint. It never throws: every problem is a fallback with a
-// specific reason, and the rules decide.
+// accepted is kept for that endpoint (for a bounded number of endpoints). Each call that
+// goes out is measured (model, latency, the tokens the server reports) for the decision
+// record and the metrics. It never throws: every problem is a fallback with a specific
+// reason, and the rules decide.
 
 import type * as v2 from '../../api/schema/v2.ts';
-import { endpointAllowed, type AllowRule, type CallBudget, type CircuitBreaker } from './policy.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, readBounded } from '../runtime/bounded-body.ts';
+import {
+  DEFAULT_MAX_ENDPOINTS,
+  endpointAllowed,
+  keyTransportRefusal,
+  LruMap,
+  type AllowRule,
+  type CallBudget,
+  type CircuitBreaker,
+} from './policy.ts';
 import {
   adjustShape,
   chatRequest,
   DEFAULT_MAX_COMPLETION_TOKENS,
   initialShape,
   parseCompletion,
+  parseUsage,
   type RequestShape,
   type Advice,
   type AdviceContext,
@@ -24,10 +37,15 @@ import {
 /** The LLM settings of an AITask (spec.decision.llm). */
 export type LLMSpec = NonNullable<NonNullable<v2.Spec['decision']>['llm']>;
 
-/** What the advisor came back with. */
+/** What the advisor came back with; `call` when a request went out (not for a refusal before it). */
 export type AdviceResult =
-  | { readonly kind: 'advice'; readonly advice: Advice }
-  | { readonly kind: 'fallback'; readonly reason: LLMFailureReason; readonly message: string };
+  | { readonly kind: 'advice'; readonly advice: Advice; readonly call?: v2.DecisionLLMCall }
+  | {
+      readonly kind: 'fallback';
+      readonly reason: LLMFailureReason;
+      readonly message: string;
+      readonly call?: v2.DecisionLLMCall;
+    };
 
 /** Options of Advisor. */
 export interface AdvisorOptions {
@@ -49,8 +67,12 @@ export interface AdvisorOptions {
   readonly temperature?: number;
   /** Timeout when `llm.timeoutSeconds` is unset, in ms (default 10 000). No retries. */
   readonly defaultTimeoutMs?: number;
+  /** Largest answer read, in bytes (default DEFAULT_MAX_RESPONSE_BYTES, 1 MiB); a larger one fails the call. */
+  readonly maxResponseBytes?: number;
   /** Called once per outcome ('advice' or a failure reason), for the metrics. */
   readonly onOutcome?: (outcome: 'advice' | LLMFailureReason) => void;
+  /** Called once per call that went out, with its model, latency and tokens, for the metrics. */
+  readonly onCall?: (call: v2.DecisionLLMCall) => void;
   /** Clock in ms (default Date.now). */
   readonly now?: () => number;
   /** Environment the key is read from (default process.env). */
@@ -61,8 +83,8 @@ export interface AdvisorOptions {
 export class Advisor {
   readonly #o: AdvisorOptions;
   readonly #initial: RequestShape;
-  /** The request shape each endpoint last accepted or was adjusted to. */
-  readonly #shapes = new Map<string, RequestShape>();
+  /** The request shape each endpoint last accepted or was adjusted to (DEFAULT_MAX_ENDPOINTS kept). */
+  readonly #shapes = new LruMap<string, RequestShape>(DEFAULT_MAX_ENDPOINTS);
 
   constructor(opts: AdvisorOptions) {
     this.#o = opts;
@@ -73,6 +95,7 @@ export class Advisor {
   async advise(key: string, llm: LLMSpec, ctx: AdviceContext): Promise<AdviceResult> {
     const result = await this.#advise(key, llm, ctx);
     this.#o.onOutcome?.(result.kind === 'advice' ? 'advice' : result.reason);
+    if (result.call !== undefined) this.#o.onCall?.(result.call);
     return result;
   }
 
@@ -92,6 +115,8 @@ export class Advisor {
       );
     const configured = o.apiKeyEnv !== undefined ? (o.env ?? process.env)[o.apiKeyEnv] : undefined;
     const apiKey = configured === undefined || configured === '' ? undefined : configured;
+    const insecure = apiKey !== undefined ? keyTransportRefusal(endpoint) : undefined;
+    if (insecure !== undefined) return fallback('LLMInsecureEndpoint', insecure);
     const gate = o.breaker.allow(endpoint, now);
     if (!gate.ok)
       return fallback(
@@ -106,7 +131,15 @@ export class Advisor {
       );
     const timeoutMs =
       llm.timeoutSeconds !== undefined ? llm.timeoutSeconds * 1000 : (o.defaultTimeoutMs ?? 10_000);
-    const result = await this.#call(endpoint, apiKey, llm.model ?? o.defaultModel, ctx, timeoutMs);
+    const model = llm.model ?? o.defaultModel;
+    const started = performance.now();
+    const answer = await this.#call(endpoint, apiKey, model, ctx, timeoutMs);
+    const call: v2.DecisionLLMCall = {
+      model,
+      latencyMs: Math.round(performance.now() - started),
+      ...(answer.kind === 'done' ? parseUsage(answer.text) : {}),
+    };
+    const result = answer.kind === 'failed' ? { ...answer.failure, call } : read(answer, ctx, call);
     if (result.kind === 'advice') o.breaker.success(endpoint);
     else o.breaker.failure(endpoint, (o.now ?? Date.now)());
     return result;
@@ -118,8 +151,14 @@ export class Advisor {
     model: string,
     ctx: AdviceContext,
     timeoutMs: number,
-  ): Promise<AdviceResult> {
+  ): Promise<
+    | { readonly kind: 'done'; readonly status: number; readonly text: string }
+    | { readonly kind: 'failed'; readonly failure: AdviceResult & { kind: 'fallback' } }
+  > {
     const signal = AbortSignal.timeout(timeoutMs);
+    const maxBytes = this.#o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    const failed = (reason: LLMFailureReason, message: string) =>
+      ({ kind: 'failed', failure: fallback(reason, message) }) as const;
     let shape = this.#shapes.get(endpoint) ?? this.#initial;
     let status = 0;
     let text = '';
@@ -138,23 +177,40 @@ export class Advisor {
           signal,
         });
         status = res.status;
-        text = await res.text();
+        const read = await readBounded(res.body, maxBytes);
+        if (read === undefined)
+          return failed(
+            'LLMResponseTooLarge',
+            `${endpoint} answered with more than ${maxBytes} bytes; the answer was not read`,
+          );
+        text = read;
       } catch (err) {
         const e = err as Error & { cause?: { code?: string } };
         if (e.name === 'TimeoutError')
-          return fallback('LLMTimeout', `${endpoint} did not answer within ${timeoutMs / 1000}s`);
-        return fallback('LLMUnreachable', `${endpoint} unreachable (${e.cause?.code ?? e.message})`);
+          return failed('LLMTimeout', `${endpoint} did not answer within ${timeoutMs / 1000}s`);
+        return failed('LLMUnreachable', `${endpoint} unreachable (${e.cause?.code ?? e.message})`);
       }
       const next = adjustShape(status, text, shape);
       if (next === undefined) break;
       shape = next;
     }
     this.#shapes.set(endpoint, shape);
-    const parsed = parseCompletion(status, text, ctx.allowedActions);
-    return parsed.ok ? { kind: 'advice', advice: parsed.advice } : fallback(parsed.reason, parsed.message);
+    return { kind: 'done', status, text };
   }
 }
 
-function fallback(reason: LLMFailureReason, message: string): AdviceResult {
+/** The advice in a server's answer, or why there is none; `call` recorded either way. */
+function read(
+  answer: { readonly status: number; readonly text: string },
+  ctx: AdviceContext,
+  call: v2.DecisionLLMCall,
+): AdviceResult {
+  const parsed = parseCompletion(answer.status, answer.text, ctx.allowedActions);
+  return parsed.ok
+    ? { kind: 'advice', advice: parsed.advice, call }
+    : { kind: 'fallback', reason: parsed.reason, message: parsed.message, call };
+}
+
+function fallback(reason: LLMFailureReason, message: string): AdviceResult & { kind: 'fallback' } {
   return { kind: 'fallback', reason, message };
 }

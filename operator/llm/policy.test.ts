@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { CallBudget, CircuitBreaker, endpointAllowed, parseAllowlist } from './policy.ts';
+import {
+  CallBudget,
+  CircuitBreaker,
+  DEFAULT_MAX_ENDPOINTS,
+  endpointAllowed,
+  isLoopback,
+  keyTransportRefusal,
+  LruMap,
+  parseAllowlist,
+} from './policy.ts';
 
 test('allow-list: URL prefixes and host patterns, table', () => {
   const rules = parseAllowlist(' https://llm.example.com/v1/ , *.ai.internal, 127.0.0.1:8080 ,');
@@ -100,4 +109,67 @@ test('circuit breaker: opens after N consecutive failures, one trial after the c
   assert.equal(cb.allow(e, 2004).ok, true);
   cb.success(e);
   assert.equal(cb.allow(e, 2005).ok, true);
+});
+
+test('an API key may go over https anywhere and over http to loopback only, table', () => {
+  const cases: [string, boolean][] = [
+    ['https://llm.example.com/v1/chat/completions', true],
+    ['http://127.0.0.1:8080/v1/chat/completions', true],
+    ['http://127.1.2.3/v1', true],
+    ['http://localhost:11434/v1/chat/completions', true],
+    ['http://LOCALHOST/v1', true],
+    ['http://[::1]:8000/v1', true],
+    ['http://llm.example.com/v1/chat/completions', false],
+    ['http://10.0.0.5:8000/v1', false],
+    ['http://127.0.0.1.nip.io/v1', false],
+    ['http://localhost.evil.com/v1', false],
+    ['http://[::2]/v1', false],
+  ];
+  for (const [url, ok] of cases) {
+    const refusal = keyTransportRefusal(url);
+    assert.equal(refusal === undefined, ok, url);
+    if (!ok) assert.match(refusal ?? '', /plain http .* not loopback.*not contacted/);
+  }
+  assert.equal(isLoopback('127.0.0.1'), true);
+  assert.equal(isLoopback('128.0.0.1'), false);
+});
+
+test('LruMap holds at most its capacity and evicts the least recently used (property, against a list model)', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 5 }),
+      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 9 })), { maxLength: 60 }),
+      (cap, ops) => {
+        const lru = new LruMap<number, number>(cap);
+        let model: number[] = []; // keys, least recently used first
+        for (const [isSet, k] of ops) {
+          if (isSet) {
+            lru.set(k, k * 10);
+            model = [...model.filter((x) => x !== k), k].slice(-cap);
+          } else {
+            const had = model.includes(k);
+            assert.equal(lru.get(k), had ? k * 10 : undefined);
+            if (had) model = [...model.filter((x) => x !== k), k];
+          }
+          assert.ok(lru.size <= cap);
+          assert.equal(lru.size, model.length);
+          for (let x = 0; x < 10; x++) assert.equal(lru.has(x), model.includes(x));
+        }
+      },
+    ),
+  );
+});
+
+test('the circuit breaker keeps at most maxEndpoints endpoints; a dropped one starts closed', () => {
+  assert.equal(DEFAULT_MAX_ENDPOINTS, 1000);
+  const b = new CircuitBreaker(1, 60_000, 3);
+  b.failure('https://a/', 0);
+  assert.equal(b.allow('https://a/', 1).ok, false, 'a is open');
+  for (let i = 0; i < 50; i++) b.failure(`https://e${i}/`, 0);
+  assert.equal(b.size, 3);
+  assert.equal(b.allow('https://a/', 2).ok, true, 'a was dropped, so it reads as closed');
+  assert.equal(b.allow('https://e49/', 2).ok, false, 'the most recent stays open');
+  const unbounded = new CircuitBreaker(1, 60_000);
+  for (let i = 0; i < 1500; i++) unbounded.failure(`https://e${i}/`, 0);
+  assert.equal(unbounded.size, DEFAULT_MAX_ENDPOINTS);
 });

@@ -1,7 +1,9 @@
 // The limits around the LLM advisor, decided before any byte leaves the operator: which
 // endpoints may ever be contacted (`--llm-endpoint-allowlist`), how many calls an hour are
-// allowed (per AITask and overall), and a circuit breaker per endpoint that stops calling
-// after repeated failures. Pure state machines; the clock is a parameter.
+// allowed (per AITask and overall), whether an API key may travel to an endpoint (never
+// over plain http except to loopback), and a circuit breaker per endpoint that stops calling
+// after repeated failures, kept for a bounded number of endpoints. Pure state machines; the
+// clock is a parameter.
 
 /** One entry of the allow-list: a URL prefix, or a host pattern (any http(s) URL on that host). */
 export type AllowRule =
@@ -75,6 +77,80 @@ export function endpointAllowed(endpoint: string, rules: readonly AllowRule[]): 
   });
 }
 
+/** True when `hostname` (a URL's, IPv6 in brackets) is loopback: localhost, 127.0.0.0/8 or ::1. */
+export function isLoopback(hostname: string): boolean {
+  const h = hostname.toLowerCase();
+  return h === 'localhost' || h === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * Why an API key must not be sent to `endpoint`, or undefined when it may: plain `http` is
+ * refused unless the host is loopback (the key would cross the network in clear text);
+ * `https`, and `http` to loopback, are fine. An endpoint that is not a URL is not refused here
+ * (the allow-list refuses it first).
+ */
+export function keyTransportRefusal(endpoint: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' || isLoopback(url.hostname)) return undefined;
+  return `an API key is configured and ${endpoint} is plain http to a host that is not loopback, so the key would cross the network in clear text; it was not contacted (use https, or unset the key for a server that needs none)`;
+}
+
+/**
+ * A Map holding at most `capacity` entries, least recently used evicted first (a get or a
+ * set counts as a use). Map keeps insertion order, so the oldest key is the first.
+ */
+export class LruMap<K, V> {
+  readonly #capacity: number;
+  readonly #map = new Map<K, V>();
+
+  /** `capacity`: the most entries kept (at least 1). */
+  constructor(capacity: number) {
+    this.#capacity = Math.max(1, capacity);
+  }
+
+  /** The value for `key`, which becomes the most recently used. */
+  get(key: K): V | undefined {
+    const v = this.#map.get(key);
+    if (v !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, v);
+    }
+    return v;
+  }
+
+  /** Sets `key`, the most recently used now, evicting the least recently used when full. */
+  set(key: K, value: V): void {
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.#capacity) {
+      const oldest = this.#map.keys().next();
+      if (oldest.done !== true) this.#map.delete(oldest.value);
+    }
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.#map.size;
+  }
+
+  /** Whether `key` is kept (not a use). */
+  has(key: K): boolean {
+    return this.#map.has(key);
+  }
+}
+
+/**
+ * Endpoints the circuit breaker (and the advisor's per-endpoint request shapes) remember at
+ * most: 1,000. Allow-list rules may match unboundedly many URLs, and AITask specs name them,
+ * so without a bound a tenant could grow the operator's memory by naming new ones.
+ */
+export const DEFAULT_MAX_ENDPOINTS = 1000;
+
 const HOUR_MS = 3_600_000;
 
 /** Refusal of the call budget: which limit, and when a call is allowed again (ms since the epoch). */
@@ -125,15 +201,24 @@ type BreakerState =
 /**
  * A circuit breaker per endpoint: `threshold` consecutive failures open it for `coolOffMs`;
  * then one trial call is let through (half-open) — success closes it, failure opens it again.
+ * The state of at most `maxEndpoints` endpoints is kept (default DEFAULT_MAX_ENDPOINTS), least
+ * recently used dropped first; a dropped endpoint starts closed again, as if never called.
  */
 export class CircuitBreaker {
   readonly #threshold: number;
   readonly #coolOffMs: number;
-  readonly #state = new Map<string, BreakerState>();
+  readonly #state: LruMap<string, BreakerState>;
 
-  constructor(threshold: number, coolOffMs: number) {
+  /** `threshold` failures in a row open it for `coolOffMs` ms; state kept for `maxEndpoints`. */
+  constructor(threshold: number, coolOffMs: number, maxEndpoints: number = DEFAULT_MAX_ENDPOINTS) {
     this.#threshold = threshold;
     this.#coolOffMs = coolOffMs;
+    this.#state = new LruMap(maxEndpoints);
+  }
+
+  /** Endpoints whose state is kept (at most the `maxEndpoints` bound). */
+  get size(): number {
+    return this.#state.size;
   }
 
   /** Whether a call to `endpoint` may go out at `now`; when refused, when it may again. */

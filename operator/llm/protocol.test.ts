@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type * as v2 from '../../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
 import { DEFAULTS } from '../decision/decide.ts';
-import { chatRequest, countReasons, parseCompletion } from './protocol.ts';
+import { chatRequest, countReasons, parseCompletion, parseUsage } from './protocol.ts';
 
 const ALLOWED = ['ScaleUp', 'Noop'];
 const completion = (content: unknown): string =>
@@ -154,6 +154,17 @@ test('applyAdvice: advice is followed (Noop included), a failure keeps the rules
     advice: { action: 'Noop', confidence: 0.8, reason: 'r' },
   });
   assert.deepEqual(noop.plan, { action: 'Noop' });
+  const call = { model: 'm', latencyMs: 5, promptTokens: 10, completionTokens: 2 };
+  assert.deepEqual(
+    applyAdvice(plan, { kind: 'advice', advice: { action: 'ScaleUp', confidence: 1, reason: 'r' }, call })
+      .extra.llm,
+    call,
+  );
+  assert.deepEqual(
+    applyAdvice(plan, { kind: 'fallback', reason: 'LLMInvalidAnswer', message: 'm', call }).extra.llm,
+    call,
+  );
+  assert.equal(follow.extra.llm, undefined, 'no call, no record');
   const fail = applyAdvice(plan, { kind: 'fallback', reason: 'LLMTimeout', message: 'slow' });
   assert.deepEqual(fail.plan, plan);
   assert.equal(fail.extra.source, 'rules');
@@ -164,4 +175,24 @@ test('applyAdvice: advice is followed (Noop included), a failure keeps the rules
     message: 'slow; the rules decide',
   });
   assert.equal(fail.extra.events?.[0]?.reason, 'LLMTimeout');
+});
+
+test('parseUsage: the token counts a server reports, only non-negative integers, table', () => {
+  const cases: [string, unknown, ReturnType<typeof parseUsage>][] = [
+    [
+      'both',
+      { usage: { prompt_tokens: 120, completion_tokens: 18, total_tokens: 138 } },
+      { promptTokens: 120, completionTokens: 18 },
+    ],
+    ['prompt only', { usage: { prompt_tokens: 7 } }, { promptTokens: 7 }],
+    ['no usage', { choices: [] }, {}],
+    ['usage null', { usage: null }, {}],
+    ['strings', { usage: { prompt_tokens: '12', completion_tokens: 3 } }, { completionTokens: 3 }],
+    ['negative, fraction', { usage: { prompt_tokens: -1, completion_tokens: 1.5 } }, {}],
+    ['zero', { usage: { prompt_tokens: 0, completion_tokens: 0 } }, { promptTokens: 0, completionTokens: 0 }],
+    ['not an object', [1, 2], {}],
+  ];
+  for (const [name, doc, want] of cases) assert.deepEqual(parseUsage(JSON.stringify(doc)), want, name);
+  assert.deepEqual(parseUsage('not json'), {});
+  assert.deepEqual(parseUsage('null'), {});
 });

@@ -12,11 +12,13 @@ import type * as v2 from '../../api/schema/v2.ts';
 /** Why the advisor gave no usable advice (the LLMAvailable condition's reason). */
 export type LLMFailureReason =
   | 'LLMEndpointNotAllowed'
+  | 'LLMInsecureEndpoint'
   | 'LLMCircuitOpen'
   | 'LLMBudgetExhausted'
   | 'LLMTimeout'
   | 'LLMUnreachable'
   | 'LLMHTTPError'
+  | 'LLMResponseTooLarge'
   | 'LLMInvalidAnswer'
   | 'LLMActionNotAllowed';
 
@@ -208,6 +210,37 @@ export function parseCompletion(httpStatus: number, body: string, allowed: reado
     return invalid('confidence is not a number from 0 to 1');
   if (typeof reason !== 'string') return invalid('reason is not a string');
   return { ok: true, advice: { action, confidence, reason: clean(reason) } };
+}
+
+/** Token counts a chat-completions response reports in `usage`; each absent when not reported. */
+export interface TokenUsage {
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+}
+
+const tokenCount = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+
+/**
+ * The `usage.prompt_tokens` and `usage.completion_tokens` of a response body, those that are
+ * non-negative integers; {} for a body that is not JSON or has no usage (servers may omit it).
+ */
+export function parseUsage(body: string): TokenUsage {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch {
+    return {};
+  }
+  const usage = (doc as { usage?: unknown } | null)?.usage;
+  if (typeof usage !== 'object' || usage === null) return {};
+  const u = usage as Record<string, unknown>;
+  const promptTokens = tokenCount(u['prompt_tokens']);
+  const completionTokens = tokenCount(u['completion_tokens']);
+  return {
+    ...(promptTokens !== undefined ? { promptTokens } : {}),
+    ...(completionTokens !== undefined ? { completionTokens } : {}),
+  };
 }
 
 /** The actions the LLM may choose for `spec`: the configured one and Noop. */

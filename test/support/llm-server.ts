@@ -3,7 +3,9 @@
 // an error body otherwise), with the accept rules of one kind of server (ServerStyle: the
 // current OpenAI API with a reasoning model, an older vLLM, Ollama), records every request
 // it receives (headers and raw body), and answers from a script the test controls — a JSON
-// answer, raw content, an HTTP error, or a delay longer than the client's timeout.
+// answer, raw content, an oversized answer, an HTTP error, or a delay longer than the
+// client's timeout. Like the real servers it reports token counts in `usage` (counted by
+// `countTokens`, a stand-in for a tokenizer), unless told to omit them.
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,8 @@ export type LLMReply =
   | { readonly json: unknown }
   /** 200 with this exact assistant message content. */
   | { readonly content: string }
+  /** 200 with an assistant message content of this many bytes (a runaway answer). */
+  | { readonly oversizedBytes: number }
   /** This HTTP status with an OpenAI error body. */
   | { readonly status: number; readonly message?: string }
   /** Waits this long before answering with `then`. */
@@ -38,6 +42,21 @@ export interface LLMServerOptions {
   readonly style?: ServerStyle;
   /** `openai` style only: the key every request must carry as a Bearer token. */
   readonly apiKey?: string;
+  /** Report `usage` token counts in answers (default true; some servers omit them). */
+  readonly usage?: boolean;
+}
+
+/** The stand-in's token count of `text`: one token per 4 characters, rounded up. */
+export function countTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** The text of a request's messages, as counted for `usage.prompt_tokens`. */
+function promptText(messages: readonly unknown[]): string {
+  return messages
+    .map((m) => (m as { content?: unknown }).content)
+    .filter((c): c is string => typeof c === 'string')
+    .join('');
 }
 
 const KNOWN = new Set([
@@ -158,17 +177,27 @@ export async function startLLMServer(initial: LLMReply, opts: LLMServerOptions =
   const requests: RecordedRequest[] = [];
   let current = initial;
   let seq = 0;
-  const answer = async (res: http.ServerResponse, reply: LLMReply, model: string): Promise<void> => {
+  const answer = async (
+    res: http.ServerResponse,
+    reply: LLMReply,
+    model: string,
+    prompt: string,
+  ): Promise<void> => {
     if ('delayMs' in reply) {
       await new Promise((r) => setTimeout(r, reply.delayMs));
       if (res.destroyed) return;
-      return answer(res, reply.then, model);
+      return answer(res, reply.then, model, prompt);
     }
     if ('status' in reply) {
       error(res, reply.status, reply.message ?? 'The server had an error', 'server_error');
       return;
     }
-    const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
+    const content =
+      'json' in reply
+        ? JSON.stringify(reply.json)
+        : 'oversizedBytes' in reply
+          ? 'x'.repeat(reply.oversizedBytes)
+          : reply.content;
     seq += 1;
     send(res, 200, {
       id: `chatcmpl-test-${seq}`,
@@ -176,7 +205,15 @@ export async function startLLMServer(initial: LLMReply, opts: LLMServerOptions =
       created: Math.floor(Date.now() / 1000),
       model,
       choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      ...(opts.usage === false
+        ? {}
+        : {
+            usage: {
+              prompt_tokens: countTokens(prompt),
+              completion_tokens: countTokens(content),
+              total_tokens: countTokens(prompt) + countTokens(content),
+            },
+          }),
     });
   };
   const server = http.createServer((req, res) => {
@@ -224,7 +261,7 @@ export async function startLLMServer(initial: LLMReply, opts: LLMServerOptions =
         error(res, 400, "'messages' is a required property");
         return;
       }
-      void answer(res, current, doc.model);
+      void answer(res, current, doc.model, promptText(doc.messages as unknown[]));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
