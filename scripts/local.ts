@@ -21,7 +21,7 @@ import { createServingCert } from './lib/certs.ts';
 import { installCRD } from './lib/crd-install.ts';
 import { startDemoExporter } from './lib/demo-exporter.ts';
 import { freePorts } from './lib/ports.ts';
-import { startPrometheus } from './lib/prometheus.ts';
+import { ensurePrometheus, startPrometheus } from './lib/prometheus.ts';
 import { waitForHttp, StartupError } from './lib/startup.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -97,6 +97,7 @@ async function main(): Promise<void> {
   started.push({ name: 'demo exporter', stop: () => exporter.close() });
 
   say('stage prometheus: starting Prometheus');
+  await ensurePrometheus(say);
   const prometheus = await startPrometheus([`127.0.0.1:${demoPort}`]);
   started.push({ name: 'Prometheus', stop: () => prometheus.stop() });
   say(`Prometheus ${prometheus.url} scraping the demo exporter on :${demoPort}`);

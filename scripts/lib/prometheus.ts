@@ -1,6 +1,8 @@
-// A real Prometheus (found on PATH, e.g. Debian's package) for `npm start` and the tests, with
-// a test-controlled exporter it scrapes every second: tests set gauge values and the operator
-// reads them back through Prometheus' HTTP API, exactly as in production.
+// A real Prometheus for `npm start` and the tests, with a test-controlled exporter it scrapes
+// every second: tests set gauge values and the operator reads them back through Prometheus'
+// HTTP API, exactly as in production. The binary is the one built from Go modules into the
+// harness cache (test/harness/tools/prometheus, the same pinned version everywhere), else one
+// on PATH (e.g. Debian's package); ensurePrometheus builds it when there is neither.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -9,6 +11,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { BUILD_SCRIPT, defaultBinDir } from '../../test/harness/paths.ts';
 import { freePorts } from './ports.ts';
 
 const executable = (path: string): boolean => {
@@ -21,24 +24,55 @@ const executable = (path: string): boolean => {
 };
 
 /**
- * The Prometheus binary: `$AIOPS_PROMETHEUS_BIN` if set, else `prometheus` on PATH. Throws a
- * one-line error saying how to get it when there is none.
+ * The Prometheus binary: `$AIOPS_PROMETHEUS_BIN` if set (throws when it is not executable),
+ * else the one build-control-plane.sh built into the cache, else `prometheus` on PATH;
+ * undefined when there is none.
  */
-export function prometheusBinary(): string {
+export function findPrometheus(): string | undefined {
   const explicit = process.env['AIOPS_PROMETHEUS_BIN'];
   if (explicit !== undefined) {
     if (executable(explicit)) return explicit;
     throw new Error(`AIOPS_PROMETHEUS_BIN=${explicit} is not an executable file`);
   }
-  const found = (process.env['PATH'] ?? '')
-    .split(delimiter)
-    .filter((d) => d !== '')
+  return [defaultBinDir(), ...(process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '')]
     .map((d) => join(d, 'prometheus'))
     .find(executable);
+}
+
+const INSTALL = 'install it (Debian/Ubuntu: apt-get install prometheus) or set AIOPS_PROMETHEUS_BIN';
+
+/** The Prometheus binary (see findPrometheus); throws a one-line error saying how to get it. */
+export function prometheusBinary(): string {
+  const found = findPrometheus();
   if (found !== undefined) return found;
   throw new Error(
-    'prometheus is not on PATH: install it (Debian/Ubuntu: apt-get install prometheus) or set AIOPS_PROMETHEUS_BIN',
+    `prometheus is neither in ${defaultBinDir()} nor on PATH: build it (test/harness/build-control-plane.sh prometheus, needs Go), ${INSTALL}`,
   );
+}
+
+/**
+ * Unless findPrometheus() finds one, builds Prometheus from Go modules into the cache
+ * (build-control-plane.sh prometheus: minutes cold), saying so through `log`, with the
+ * build's output on stderr. Resolves to the binary.
+ */
+export async function ensurePrometheus(log: (line: string) => void): Promise<string> {
+  const found = findPrometheus();
+  if (found !== undefined) return found;
+  log('no prometheus in the cache or on PATH: building it from Go modules (minutes, once)');
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('bash', [BUILD_SCRIPT, 'prometheus'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new Error(
+            `building prometheus from Go modules failed (exit ${String(code)}, output above): ${INSTALL}`,
+          ),
+        );
+    });
+  });
+  return prometheusBinary();
 }
 
 /** A tiny /metrics endpoint exposing gauges the test sets. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy),
-# OLM's own validators (operator-sdk, opm), OLM itself (olm) and krew (krew,
-# validate-krew-manifest) from Go modules, once, into a cache directory outside the
-# repository, and prints that directory. `all` builds the control plane only; the others are
-# built on request.
+# OLM's own validators (operator-sdk, opm), OLM itself (olm), krew (krew,
+# validate-krew-manifest) and Prometheus (prometheus) from Go modules, once, into a cache
+# directory outside the repository, and prints that directory. `all` builds the control
+# plane only; the others are built on request.
 #
 # Each tool has its own committed wrapper module under test/harness/tools/<name>
 # (go.mod + go.sum + a tools.go blank import): k8s.io/kubernetes and etcd's server module
@@ -13,7 +13,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,8 +60,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -109,5 +109,19 @@ fi
 # check (a request to GitHub), even when validate-krew-manifest starts it with a bare env.
 if [[ "$what" == krew ]]; then
   build krew krew validate-krew-manifest -- sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest
+fi
+# Prometheus for `npm start` and the operator tests (scripts/lib/prometheus.ts prefers it to
+# one on PATH: the same pinned version everywhere). Only its HTTP API is used, so it is built
+# without the builtinassets tag (no web UI, whose assets are not in the module) and with
+# remove_all_sd (static and file targets only: no cloud or Kubernetes service discovery
+# SDKs, 817 packages to compile instead of 1283). The -X flags stamp `--version` with the
+# release (the module's VERSION file) and the module version.
+if [[ "$what" == prometheus ]]; then
+  v="$(mod_version prometheus github.com/prometheus/prometheus)"
+  pv="$(cd "$HERE/tools/prometheus" && go mod download github.com/prometheus/prometheus &&
+    cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")"
+  build prometheus prometheus -- -tags=remove_all_sd \
+    -ldflags "-X github.com/prometheus/common/version.Version=$pv -X github.com/prometheus/common/version.Revision=$v -X github.com/prometheus/common/version.Branch=$v" \
+    github.com/prometheus/prometheus/cmd/prometheus
 fi
 echo "$BIN"

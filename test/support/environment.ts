@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
+import { ensurePrometheus } from '../../scripts/lib/prometheus.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
@@ -28,14 +29,16 @@ export interface Environment {
 }
 
 /**
- * Builds the binaries if the cache lacks them, starts the cluster and webhook, installs
- * the CRD. On any failure everything started so far is stopped before rethrowing.
+ * Builds the binaries if the cache lacks them (Prometheus too when none is installed),
+ * starts the cluster and webhook, installs the CRD. On any failure everything started so far
+ * is stopped before rethrowing.
  */
 export async function startEnvironment(log: (line: string) => void, keep = false): Promise<Environment> {
   log('building the control plane from Go modules if not cached');
   execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['all'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  await ensurePrometheus(log);
   const cluster = await startCluster({ keep, log });
   let webhook: ChildProcess | undefined;
   const stop = async () => {
