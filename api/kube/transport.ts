@@ -134,19 +134,35 @@ export class KubeTransport {
     });
   }
 
+  /**
+   * One request, its body read whole. The listeners reach the promise only through `settle`,
+   * cleared once it is settled: a keep-alive socket keeps its last request and listeners
+   * alive, and through the promise they would keep the last answer (a 500-object LIST page,
+   * ~0.5 MiB) until the socket's next request.
+   */
   #send(opts: RequestOptions): Promise<{ status: number; text: string }> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     return new Promise((resolve, reject) => {
+      let settle: { resolve: typeof resolve; reject: typeof reject } | undefined = { resolve, reject };
+      const take = (): typeof settle => {
+        const s = settle;
+        settle = undefined;
+        return s;
+      };
       const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
       const req = this.#open(opts, payload, (res) => {
         res.setEncoding('utf8');
         let text = '';
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', (err) => reject(transportError(err)));
+        res.on('end', () => {
+          const body = text;
+          text = '';
+          take()?.resolve({ status: res.statusCode ?? 0, text: body });
+        });
+        res.on('error', (err) => take()?.reject(transportError(err)));
       });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`request timed out after ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(transportError(err)));
+      req.on('error', (err) => take()?.reject(transportError(err)));
       req.end(payload);
     });
   }
