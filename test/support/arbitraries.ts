@@ -1,5 +1,6 @@
 // fast-check generators of valid AITask objects at every version (valid = accepted by
-// the CRD schema), used by the conversion property tests, the webhook fuzz test and the
+// the CRD schema), covering every field of each version's schema, used by the conversion
+// property tests (pure and through the real apiserver), the webhook fuzz test and the
 // conversion benchmark.
 
 import fc from 'fast-check';
@@ -144,6 +145,27 @@ export const v1Task: fc.Arbitrary<v1.AITask> = fc
   }))
   .map(plain);
 
+const decisionEffect: fc.Arbitrary<v2.DecisionEffect> = fc.record(
+  {
+    fromReplicas: fc.integer({ min: 0, max: 50 }),
+    replicas: fc.integer({ min: 0, max: 50 }),
+    pod: name,
+    podUID: fc.uuid(),
+    node: name,
+  },
+  { requiredKeys: [] },
+);
+
+const llmCall: fc.Arbitrary<v2.DecisionLLMCall> = fc.record(
+  {
+    model: fc.constantFrom('gpt-x', 'local', 'llama-3.1-8b-instruct'),
+    latencyMs: fc.integer({ min: 0, max: 120_000 }),
+    promptTokens: fc.integer({ min: 0, max: 100_000 }),
+    completionTokens: fc.integer({ min: 0, max: 4096 }),
+  },
+  { requiredKeys: ['model', 'latencyMs'] },
+);
+
 const decisionRecord: fc.Arbitrary<v2.DecisionRecord> = fc.record(
   {
     id: fc.uuid(),
@@ -155,8 +177,19 @@ const decisionRecord: fc.Arbitrary<v2.DecisionRecord> = fc.record(
     executed: fc.boolean(),
     blockedBy: fc.constantFrom('Cooldown', 'DryRun', 'MaxAttempts'),
     at: time,
+    llm: llmCall,
+    effect: decisionEffect,
   },
   { requiredKeys: ['id', 'action', 'source', 'reason', 'at'] },
+);
+
+const llmSettings = fc.record(
+  {
+    endpoint: url,
+    model: fc.constantFrom('gpt-x', 'local'),
+    timeoutSeconds: fc.integer({ min: 1, max: 120 }),
+  },
+  { requiredKeys: ['endpoint'] },
 );
 
 /** Valid v2 AITasks (every optional field sometimes present). */
@@ -196,19 +229,10 @@ export const v2Task: fc.Arbitrary<v2.AITask> = fc
         ),
         intervalSeconds: fc.integer({ min: 10, max: 3600 }),
         decision: fc.oneof(
-          fc.record({ mode: fc.constant('Rules' as const) }, { requiredKeys: [] }),
+          // Rules (or no mode), with or without LLM settings kept for later.
+          fc.record({ mode: fc.constant('Rules' as const), llm: llmSettings }, { requiredKeys: [] }),
           fc.record(
-            {
-              mode: fc.constant('LLM' as const),
-              llm: fc.record(
-                {
-                  endpoint: url,
-                  model: fc.constantFrom('gpt-x', 'local'),
-                  timeoutSeconds: fc.integer({ min: 1, max: 120 }),
-                },
-                { requiredKeys: ['endpoint'] },
-              ),
-            },
+            { mode: fc.constant('LLM' as const), llm: llmSettings },
             { requiredKeys: ['mode', 'llm'] },
           ),
         ),
