@@ -52,6 +52,8 @@ export const Reason = {
   LLMFallback: 'LLMFallback',
   LLMCircuitOpen: 'LLMCircuitOpen',
   LLMNotAllowed: 'LLMEndpointNotAllowed',
+  LLMInsecureEndpoint: 'LLMInsecureEndpoint',
+  LLMResponseTooLarge: 'LLMResponseTooLarge',
   Forbidden: 'Forbidden',
   Allowed: 'Allowed',
   Reconciled: 'Reconciled',

@@ -166,6 +166,34 @@ void test('explainPhase gives kstatus, causes, next step and remedies for each s
       remedy: /fall back to rules/,
     },
     {
+      name: 'LLM key refused over plain http',
+      input: task({
+        status: {
+          phase: 'Monitoring',
+          observedGeneration: 2,
+          conditions: [ready, cond('LLMAvailable', 'False', 'LLMInsecureEndpoint')],
+        },
+      }),
+      kstatus: 'Current',
+      reasons: ['LLMInsecureEndpoint'],
+      next: /within 60s/,
+      remedy: /https .*loopback/,
+    },
+    {
+      name: 'LLM answer too large',
+      input: task({
+        status: {
+          phase: 'Monitoring',
+          observedGeneration: 2,
+          conditions: [ready, cond('LLMAvailable', 'False', 'LLMResponseTooLarge')],
+        },
+      }),
+      kstatus: 'Current',
+      reasons: ['LLMResponseTooLarge'],
+      next: /within 60s/,
+      remedy: /more than 1 MiB/,
+    },
+    {
       name: 'RBAC forbidden',
       input: task({
         status: {

@@ -108,6 +108,10 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
       return 'check the LLM endpoint in spec.decision.llm; decisions fall back to rules meanwhile';
     case Reason.LLMNotAllowed:
       return "add spec.decision.llm.endpoint to the operator's --llm-endpoint-allowlist, or use decision mode Rules";
+    case Reason.LLMInsecureEndpoint:
+      return 'use an https spec.decision.llm.endpoint (plain http only on a loopback address), or run the operator without an LLM API key for a server that needs none';
+    case Reason.LLMResponseTooLarge:
+      return 'the LLM endpoint answered with more than 1 MiB: check that spec.decision.llm.endpoint is a chat-completions URL; decisions fall back to rules meanwhile';
     case Reason.Forbidden:
       return `grant the operator's ServiceAccount the missing permission (kubectl auth can-i --as=system:serviceaccount:<operator-namespace>:<operator-sa> ...)`;
     case 'Invalid':
