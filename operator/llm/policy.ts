@@ -137,11 +137,6 @@ export class LruMap<K, V> {
   get size(): number {
     return this.#map.size;
   }
-
-  /** Whether `key` is kept (not a use). */
-  has(key: K): boolean {
-    return this.#map.has(key);
-  }
 }
 
 /**
