@@ -233,7 +233,7 @@ export async function bench(env: Environment): Promise<void> {
           ratioTo(median(starts), 500),
         ],
         [
-          'RSS idle (empty namespace)',
+          `RSS idle (empty namespace, median of ${STARTS})`,
           mib(idleRss),
           floor,
           vsFloor(idleRss),
