@@ -77,8 +77,16 @@ test('the plain install grants exactly the CSV RBAC and runs the same pod', () =
   assert.deepEqual(install['permissions']?.[0]?.rules, OPERATOR_NAMESPACE_RULES);
   assert.deepEqual(of('ClusterRole')?.rules, OPERATOR_CLUSTER_RULES);
   assert.deepEqual(of('Role')?.rules, OPERATOR_NAMESPACE_RULES);
-  const csvPod = (install['deployments']?.[0]?.spec as { template: { spec: { containers: unknown[] } } })
-    .template;
+  const csvPod = (
+    install['deployments']?.[0]?.spec as { template: { spec: { containers: { args?: string[] }[] } } }
+  ).template;
+  const csvContainer = { ...csvPod.spec.containers[0] };
+  const csvArgs = csvContainer.args ?? [];
+  assert.deepEqual(
+    csvArgs.slice(-1),
+    ['--webhook-cert-from-secret=aiops-operator-service-cert'],
+    'on OLM the webhook also follows the certificate Secret OLM issues (<deployment>-service-cert)',
+  );
   const plainPod = of('Deployment')?.spec?.template as {
     spec: { containers: { volumeMounts?: unknown; args?: string[] }[] };
   };
@@ -92,7 +100,7 @@ test('the plain install grants exactly the CSV RBAC and runs the same pod', () =
   );
   assert.deepEqual(
     { ...plainContainer, args: args.slice(0, -2) },
-    csvPod.spec.containers[0],
+    { ...csvContainer, args: csvArgs.slice(0, -1) },
     'same container apart from the certificate mount and its issuing',
   );
 });
