@@ -39,7 +39,12 @@ test('a new AITask is Pending on first sight, while its first evaluation is stil
   assert.equal(pending.message, PENDING_MESSAGE);
   assert.equal(pending.observedGeneration, undefined);
   assert.equal(findCondition(pending.conditions, 'Reconciling')?.status, 'True');
-  assert.ok(sockets.size > 0, 'the first evaluation is waiting for Prometheus');
+  // Pending is written before the query is sent; once Prometheus has the connection, the
+  // evaluation waits out its timeout and the status must still say Pending.
+  await eventually('the first evaluation to wait for Prometheus', () =>
+    Promise.resolve(sockets.size > 0 ? true : undefined),
+  );
+  assert.equal((await c.tasks.get(ns, 'web')).status?.phase, 'Pending', 'still Pending while it waits');
 
   const evaluated = await eventually('the first evaluation to end', async () => {
     const { status } = await c.tasks.get(ns, 'web');
