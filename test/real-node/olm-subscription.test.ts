@@ -28,6 +28,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.ts';
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { olmViews } from './olm-support.ts';
 import { kubectlWith, podProcesses, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -156,13 +157,6 @@ describe(
     let kubectl: ReturnType<typeof kubectlWith>;
     const stoppers: (() => Promise<void>)[] = [];
 
-    const csvPhase = (): string | undefined => {
-      try {
-        return kubectl(['get', 'csv', CSV, '-n', NS, '-o', 'jsonpath={.status.phase}']) || undefined;
-      } catch {
-        return undefined;
-      }
-    };
     const operatorPods = (): PodView[] =>
       (
         JSON.parse(
@@ -190,38 +184,8 @@ describe(
       p.spec.nodeName === REAL_NODE_NAME &&
       p.status.phase === 'Running' &&
       (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    /** Succeeded for 10 s in a row: OLM flips a fresh CSV to Pending/NeedsReinstall once or twice. */
-    const stableSucceeded = async (): Promise<void> => {
-      let since: number | undefined;
-      try {
-        await until(
-          'the CSV Succeeded and stable for 10 s',
-          () => {
-            if (csvPhase() !== 'Succeeded') {
-              since = undefined;
-              return undefined;
-            }
-            since ??= Date.now();
-            return Date.now() - since >= 10_000 ? true : undefined;
-          },
-          300_000,
-        );
-      } catch (err) {
-        const state = (args: string[]): string => {
-          try {
-            return kubectl(args);
-          } catch (e) {
-            return (e as Error).message;
-          }
-        };
-        throw new Error(
-          `${(err as Error).message}\nsubscription: ${state(['get', 'subscription', '-n', NS, '-o', 'jsonpath={.items[*].status.conditions}'])}` +
-            `\ninstallplans: ${state(['get', 'installplan', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.conditions}{"\\n"}{end}'])}` +
-            `\ncsv: ${state(['get', 'csv', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}`,
-          { cause: err },
-        );
-      }
-    };
+    let olm: ReturnType<typeof olmViews>;
+    const stableSucceeded = (): Promise<void> => olm.stableSucceeded(CSV, 300_000);
 
     before(async () => {
       const image = buildOperatorImage({ log: () => undefined });
@@ -233,6 +197,7 @@ describe(
       prometheus = await startPrometheus([exporter.address], 30_000, NODE_NET.hostIP);
       stoppers.push(() => prometheus.stop());
       kubectl = kubectlWith(cluster.kubeconfigPath);
+      olm = olmViews(kubectl, NS);
     });
     after(async () => {
       for (const stop of stoppers.reverse()) await stop();

@@ -38,6 +38,7 @@ import {
 import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { olmViews } from './olm-support.ts';
 import { kubectlWith, until } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -94,45 +95,11 @@ describe(
     let kubectl: ReturnType<typeof kubectlWith>;
     const stoppers: (() => Promise<void>)[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'aiops-olm-upgrade-'));
+    let olm: ReturnType<typeof olmViews>;
     const written = new Map<string, Task>();
     const key = (ns: string, name: string, v: string): string => `${ns}/${name}@${v}`;
     const get = (v: string, ns: string, name: string): Task =>
       JSON.parse(kubectl(['get', `aitasks.${v}.${G}`, name, '-n', ns, '-o', 'json'])) as Task;
-    const csvPhase = (name: string): string | undefined => {
-      try {
-        return kubectl(['get', 'csv', name, '-n', NS, '-o', 'jsonpath={.status.phase}']) || undefined;
-      } catch {
-        return undefined;
-      }
-    };
-    const olmState = (): string => {
-      const state = (args: string[]): string => {
-        try {
-          return kubectl(args);
-        } catch (e) {
-          return (e as Error).message;
-        }
-      };
-      return (
-        `installplans: ${state(['get', 'installplan', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.clusterServiceVersionNames} {.status.phase} {.status.conditions}{"\\n"}{end}'])}` +
-        `\ncsv: ${state(['get', 'csv', '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}`
-      );
-    };
-    /** Waits for `csv` to be Succeeded for 10 s in a row (OLM flips fresh CSVs once or twice). */
-    const stableSucceeded = async (csv: string): Promise<void> => {
-      let since: number | undefined;
-      await until(
-        `${csv} Succeeded and stable for 10 s`,
-        () => {
-          if (csvPhase(csv) !== 'Succeeded') return (since = undefined);
-          since ??= Date.now();
-          return Date.now() - since >= 10_000 ? true : undefined;
-        },
-        420_000,
-      ).catch((err: unknown) => {
-        throw new Error(`${(err as Error).message}\n${olmState()}`, { cause: err });
-      });
-    };
     const deployedImage = (): string =>
       kubectl([
         'get',
@@ -197,6 +164,7 @@ describe(
       });
       stoppers.push(() => cluster.stop());
       kubectl = kubectlWith(cluster.kubeconfigPath);
+      olm = olmViews(kubectl, NS);
     });
     after(async () => {
       for (const stop of stoppers.reverse()) await stop();
@@ -221,22 +189,12 @@ describe(
           },
         }),
       );
-      await stableSucceeded(csvName(previous.version));
-      const versions = JSON.parse(
-        kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions}']),
-      ) as {
-        name: string;
-        storage: boolean;
-        deprecated?: boolean;
-      }[];
-      assert.deepEqual(
-        versions.map((v) => [v.name, v.storage, v.deprecated ?? false]),
-        [
-          ['v1alpha1', false, false],
-          ['v1', true, false],
-          ['v2', false, false],
-        ],
-      );
+      await olm.stableSucceeded(csvName(previous.version));
+      assert.deepEqual(olm.crdVersions(), [
+        ['v1alpha1', false, false],
+        ['v1', true, false],
+        ['v2', false, false],
+      ]);
     });
 
     it('AITasks of every served version are written and read back at every version', async () => {
@@ -308,31 +266,21 @@ describe(
           await new Promise((r) => setTimeout(r, 1000));
         }
       })();
-      await stableSucceeded(csvName(current.version)).finally(() => (upgrade.running = false));
+      await olm.stableSucceeded(csvName(current.version)).finally(() => (upgrade.running = false));
       await sampler;
       t.diagnostic(
         `reads needing conversion that failed during the upgrade: ${failed.length}` +
           (failed.length > 0 ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s` : ''),
       );
       await until(`${csvName(previous.version)} replaced and removed`, () =>
-        csvPhase(csvName(previous.version)) === undefined ? true : undefined,
+        olm.csvPhase(csvName(previous.version)) === undefined ? true : undefined,
       );
       assert.equal(deployedImage(), operatorImage(current.version));
-      const versions = JSON.parse(
-        kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions}']),
-      ) as {
-        name: string;
-        storage: boolean;
-        deprecated?: boolean;
-      }[];
-      assert.deepEqual(
-        versions.map((v) => [v.name, v.storage, v.deprecated ?? false]),
-        [
-          ['v1alpha1', false, true],
-          ['v1', false, false],
-          ['v2', true, false],
-        ],
-      );
+      assert.deepEqual(olm.crdVersions(), [
+        ['v1alpha1', false, true],
+        ['v1', false, false],
+        ['v2', true, false],
+      ]);
       allUnchanged();
       assert.deepEqual(storedVersions(), ['v1', 'v2']);
       const held = await upgradeable(current.version, 'False');
@@ -371,8 +319,8 @@ describe(
       assert.match(failed, /stored version|storedVersions|data loss/i, failed);
       // OLM has created the new CSV (it waits, RequirementsNotMet) and marked the running one
       // Replacing, but never got to the CRD or the Deployment: the operator is untouched.
-      assert.notEqual(csvPhase(csvName(UNSAFE.version)), 'Succeeded');
-      assert.match(csvPhase(csvName(current.version)) ?? '', /^(Succeeded|Replacing)$/);
+      assert.notEqual(olm.csvPhase(csvName(UNSAFE.version)), 'Succeeded');
+      assert.match(olm.csvPhase(csvName(current.version)) ?? '', /^(Succeeded|Replacing)$/);
       assert.equal(deployedImage(), operatorImage(current.version));
       assert.equal(
         kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.spec.versions[*].name}']),
