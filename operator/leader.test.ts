@@ -25,8 +25,11 @@ after(async () => {
   await exporter.close();
 });
 
-test('leader election: one actor; kill -9 the leader, the standby takes over, nothing is done twice', async (t) => {
-  const ns = await freshNamespace('op-leader', (fn) => t.after(fn));
+/**
+ * Clients, a Deployment web (2 replicas) in `ns` whose load breaches (5), and the flags of
+ * an operator on `ns` with fast leader election (lease 4 s, renew deadline 3 s, retry 0.5 s).
+ */
+async function breachingWeb(ns: string) {
   const transport = await testTransport();
   const tasks = await testAITasks('v2');
   const deployments = new ResourceClient<Deployment>(transport, Resources.deployments);
@@ -46,6 +49,12 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
     '--renew-deadline=3s',
     '--retry-period=500ms',
   ];
+  return { tasks, deployments, leases, events, args };
+}
+
+test('leader election: one actor; kill -9 the leader, the standby takes over, nothing is done twice', async (t) => {
+  const ns = await freshNamespace('op-leader', (fn) => t.after(fn));
+  const { tasks, deployments, leases, events, args } = await breachingWeb(ns);
   const ops: OperatorProcess[] = [];
   t.after(async () => {
     await Promise.all(ops.map((o) => o.stop()));
@@ -111,25 +120,7 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
 
 test('a frozen leader (SIGSTOP past the lease) never acts on its old decision once it runs again', async (t) => {
   const ns = await freshNamespace('op-freeze', (fn) => t.after(fn));
-  const transport = await testTransport();
-  const tasks = await testAITasks('v2');
-  const deployments = new ResourceClient<Deployment>(transport, Resources.deployments);
-  const leases = new ResourceClient<Lease>(transport, Resources.leases);
-  const events = new ResourceClient<KubeEvent>(transport, Resources.events);
-  exporter.set('aiops_test_load', { series: ns }, 5);
-  await eventually('Prometheus to scrape', async () =>
-    (await prometheus.query(`aiops_test_load{series="${ns}"}`)) === 5 ? true : undefined,
-  );
-  await deployments.create(ns, deployment('web', 2));
-  const args = [
-    `--namespace=${ns}`,
-    `--prometheus-url=${prometheus.url}`,
-    '--leader-elect',
-    `--leader-election-namespace=${ns}`,
-    '--lease-duration=4s',
-    '--renew-deadline=3s',
-    '--retry-period=500ms',
-  ];
+  const { tasks, deployments, leases, events, args } = await breachingWeb(ns);
   const identityOf = (o: OperatorProcess): unknown =>
     o.logs.find((l) => l.msg === 'serving endpoints')?.identity;
   // The first process pauses every remediation after writing its decision (PAUSE_ENV).

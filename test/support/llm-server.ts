@@ -73,19 +73,8 @@ const KNOWN = new Set([
   'user',
   'stream',
 ]);
-const VLLM_OLD = new Set([
-  'model',
-  'messages',
-  'max_tokens',
-  'temperature',
-  'top_p',
-  'n',
-  'stop',
-  'response_format',
-  'seed',
-  'user',
-  'stream',
-]);
+/** What an older vLLM knows: the current fields but `max_completion_tokens`. */
+const VLLM_OLD = new Set([...KNOWN].filter((f) => f !== 'max_completion_tokens'));
 
 /** Why a server of `style` refuses `doc` (status and message), or undefined when it accepts it. */
 function refusal(
