@@ -220,6 +220,15 @@ export async function bench(env: Environment): Promise<void> {
 
     const floor = `idle Node HTTP server (median of ${STARTS}): ${mib(floorRss)}`;
     const vsFloor = (x: number): string => `${(x / floorRss).toFixed(2)}x floor`;
+    /** A row of an RSS figure against the floor and its target (MiB). */
+    const rssRow = (label: string, bytes: number, targetMiB: number): string[] => [
+      label,
+      mib(bytes),
+      floor,
+      vsFloor(bytes),
+      `≤ ${targetMiB} MiB`,
+      ratioTo(bytes, targetMiB * MiB),
+    ];
     printTable(
       `memory and start-up as deployed (bundle, image env ${JSON.stringify(image)}; section took ${secs(performance.now() - started)})`,
       ['measure', 'value', 'floor in the same run', 'ratio', 'target', 'vs target'],
@@ -232,30 +241,9 @@ export async function bench(env: Environment): Promise<void> {
           '≤ 500 ms',
           ratioTo(median(starts), 500),
         ],
-        [
-          `RSS idle (empty namespace, median of ${STARTS})`,
-          mib(idleRss),
-          floor,
-          vsFloor(idleRss),
-          '≤ 70 MiB',
-          ratioTo(idleRss, 70 * MiB),
-        ],
-        [
-          `RSS, ${FEW} AITasks + Deployments converged`,
-          mib(fewRss),
-          floor,
-          vsFloor(fewRss),
-          '≤ 85 MiB',
-          ratioTo(fewRss, 85 * MiB),
-        ],
-        [
-          `RSS, ${MANY} AITasks + Deployments converged`,
-          mib(manyRss),
-          floor,
-          vsFloor(manyRss),
-          '≤ 244 MiB',
-          ratioTo(manyRss, 244 * MiB),
-        ],
+        rssRow(`RSS idle (empty namespace, median of ${STARTS})`, idleRss, 70),
+        rssRow(`RSS, ${FEW} AITasks + Deployments converged`, fewRss, 85),
+        rssRow(`RSS, ${MANY} AITasks + Deployments converged`, manyRss, 244),
         [
           `webhook: RSS after a ${REVIEW_N}-object review − idle`,
           `${mib(reviewedRss - hostingIdle)} (${mib(reviewedRss)})`,
