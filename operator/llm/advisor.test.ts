@@ -259,7 +259,11 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     await eventually('the LLM advice followed: scaled up', async () =>
       ((await c.deployments.get(ns, 'web')).spec?.replicas ?? 0) >= 2 ? true : undefined,
     );
-    const o = await c.tasks.get(ns, 'web');
+    // The outcome is written after the action: wait for it before reading the decision.
+    const o = await eventually('the executed decision recorded', async () => {
+      const t = await c.tasks.get(ns, 'web');
+      return t.status?.lastDecision?.executed === true ? t : undefined;
+    });
     assert.equal(o.status?.lastDecision?.source, 'llm');
     assert.equal(findCondition(o.status.conditions, 'LLMAvailable')?.status, 'True');
     const sent = vllm.requests.map((r) => JSON.parse(r.body) as Record<string, unknown>);
