@@ -16,7 +16,6 @@ import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
-import { operatorConditionRef, reportUpgradeable } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
 
 interface WebhookFlags {
@@ -148,15 +147,6 @@ async function run(o: OperatorOptions): Promise<void> {
       });
   }
   const op = await startOperator(o);
-  const conditionRef = operatorConditionRef();
-  const stopReporting =
-    conditionRef === undefined
-      ? () => undefined
-      : reportUpgradeable({
-          transport: await transportOf(o),
-          ref: conditionRef,
-          log: o.log.with({ component: 'operator-condition' }),
-        });
   const migrating = new AbortController();
   const migrationFailed = new Promise<number>((resolve) => {
     if (flags.migrateStorageOnStart !== true) return;
@@ -174,7 +164,6 @@ async function run(o: OperatorOptions): Promise<void> {
       stopping = true;
       clearInterval(certTimer);
       stopFollowing();
-      stopReporting();
       migrating.abort();
       await Promise.all([op.stop(), webhook?.close()]);
     }
