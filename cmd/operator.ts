@@ -16,6 +16,7 @@ import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
+import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
 
 interface WebhookFlags {
@@ -147,6 +148,16 @@ async function run(o: OperatorOptions): Promise<void> {
       });
   }
   const op = await startOperator(o);
+  const conditionRef = operatorConditionRef();
+  const stopReporting =
+    conditionRef === undefined
+      ? () => undefined
+      : reportOperatorCondition({
+          transport: await transportOf(o),
+          ref: conditionRef,
+          health: () => op.health(),
+          log: o.log.with({ component: 'operator-condition' }),
+        });
   const migrating = new AbortController();
   const migrationFailed = new Promise<number>((resolve) => {
     if (flags.migrateStorageOnStart !== true) return;
@@ -164,6 +175,7 @@ async function run(o: OperatorOptions): Promise<void> {
       stopping = true;
       clearInterval(certTimer);
       stopFollowing();
+      stopReporting();
       migrating.abort();
       await Promise.all([op.stop(), webhook?.close()]);
     }

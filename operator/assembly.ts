@@ -10,6 +10,7 @@ import { findCondition } from '../api/status/conditions.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { KubeTransport } from '../api/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
+import type { OperatorHealth } from '../api/olm/operator-condition.ts';
 import { Actions } from './edges/actions.ts';
 import { Advisor } from './llm/advisor.ts';
 import { RemediationSlots } from './decision/caps.ts';
@@ -99,6 +100,8 @@ export interface RunningOperator {
   stop(): Promise<void>;
   /** Resolves with an exit code when the operator ends on its own (lost leadership: 1). */
   readonly finished: Promise<number>;
+  /** The replica's state now: leading once the Lease is held (at once without leader election), caches synced, a watch failing. */
+  health(): OperatorHealth;
 }
 
 /** The AITask index of Deployment keys: the namespace/name each task targets. */
@@ -277,6 +280,19 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   void Promise.all([taskCache.start(), deployments.start()]).then(() =>
     log.info('caches synced', { aitasks: taskCache.size, deployments: deployments.size }),
   );
+  let acquired = false;
+  const health = (): OperatorHealth => {
+    const failing = [
+      ['aitasks', taskCache.failing],
+      ['deployments', deployments.failing],
+    ].filter((f): f is [string, string] => f[1] !== undefined);
+    return {
+      leading: acquired && stopping === undefined,
+      synced: taskCache.synced && deployments.synced,
+      failing:
+        failing.length > 0 ? failing.map(([kind, err]) => `watching ${kind}: ${err}`).join('; ') : undefined,
+    };
+  };
   const lead = async (): Promise<void> => {
     if (elector) {
       log.info('waiting for leadership', { lease: `${o.leaderElectionNamespace}/${o.leaderElectionId}` });
@@ -285,11 +301,19 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       });
     }
     telemetry.leader.set(1);
+    acquired = true;
     await Promise.all([taskCache.waitForSync(), deployments.waitForSync()]);
     if (stopping === undefined) controller.start();
   };
   lead().catch((err: unknown) => {
     if (stopping === undefined) log.error('leader election failed', { error: (err as Error).message });
   });
-  return { identity, metricsPort: servers.metricsPort, healthPort: servers.healthPort, stop, finished };
+  return {
+    identity,
+    metricsPort: servers.metricsPort,
+    healthPort: servers.healthPort,
+    stop,
+    finished,
+    health,
+  };
 }

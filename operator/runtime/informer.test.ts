@@ -87,3 +87,26 @@ test('a list in pages and the watch after it keep the cache equal to the selecte
   );
   assert.equal(informer.size, 5);
 });
+
+test('a list+watch failing three times in a row reports why (what Degraded shows), not before', async () => {
+  const missing = new ResourceClient<ConfigMap>(await testTransport(), {
+    group: 'nowhere.aiops.example.com',
+    version: 'v1',
+    plural: 'things',
+    namespaced: true,
+  });
+  const errors: unknown[] = [];
+  const informer = new Informer(missing, {
+    backoffBaseMs: 50,
+    backoffMaxMs: 100,
+    onError: (e) => errors.push(e),
+  });
+  void informer.start();
+  await eventually('two failures', () => Promise.resolve(errors.length >= 2 ? true : undefined));
+  if (errors.length < 3)
+    assert.equal(informer.failing, undefined, 'two failures are not yet a failing watch');
+  const failing = await eventually('the informer to report failing', () => Promise.resolve(informer.failing));
+  assert.match(failing, /404|not found/i);
+  assert.equal(informer.synced, false);
+  await informer.stop();
+});

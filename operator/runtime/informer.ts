@@ -81,6 +81,8 @@ export class Informer<T extends KubeObject> {
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   #running: Promise<void> | undefined;
+  #failures = 0;
+  #lastError = '';
   /** Completed relists (the initial list counts), for metrics and tests. */
   relists = 0;
 
@@ -98,6 +100,15 @@ export class Informer<T extends KubeObject> {
   /** True once the first list has been applied. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /**
+   * The last error while the list+watch has failed three or more times in a row (about 6 s
+   * of backoff; the cache then serves what it last saw), else undefined. Cleared by the next
+   * watch event.
+   */
+  get failing(): string | undefined {
+    return this.#failures >= 3 ? this.#lastError : undefined;
   }
 
   /** Number of cached objects. */
@@ -138,13 +149,12 @@ export class Informer<T extends KubeObject> {
   }
 
   async #run(): Promise<void> {
-    let failures = 0;
     let needList = true;
     while (!this.#abort.signal.aborted) {
       try {
         if (needList) await this.#list();
         needList = false;
-        await this.#watchOnce(() => (failures = 0));
+        await this.#watchOnce(() => (this.#failures = 0));
       } catch (err) {
         if (this.#stopping()) break;
         if (err instanceof GoneError) {
@@ -152,9 +162,10 @@ export class Informer<T extends KubeObject> {
           continue;
         }
         this.#opts.onError?.(err);
-        failures++;
-        if (failures > 3) needList = true;
-        await this.#sleep(this.#backoff(failures));
+        this.#failures++;
+        this.#lastError = (err as Error).message;
+        if (this.#failures > 3) needList = true;
+        await this.#sleep(this.#backoff(this.#failures));
       }
     }
   }

@@ -222,6 +222,15 @@ describe(
         assert.ok(podProcesses(p.metadata.uid).some((x) => x.cmdline.startsWith('node dist/operator.mjs')));
     });
 
+    it('reports itself in the OperatorCondition OLM made: Available, not Progressing or Degraded, Upgradeable', async () => {
+      await olm.operatorConditions(CSV, [
+        'Available=True:Reconciling',
+        'Degraded=False:WatchesHealthy',
+        'Progressing=False:Started',
+        'Upgradeable=True:StorageCurrent',
+      ]);
+    });
+
     it("grants the operator exactly the CSV's permissions plus the additions OLM makes in AllNamespaces mode", () => {
       const sa = csvServiceAccount();
       const effective = new Set<string>();

@@ -1,7 +1,8 @@
 // What the real-OLM suites ask of OLM's objects, shared by the install and the upgrade
 // tests: a CSV's phase, waiting for a CSV to be Succeeded and stay so (OLM flips a fresh CSV
 // to Pending/NeedsReinstall once or twice first), with OLM's state in the error when it never
-// gets there, and the AITask CRD's versions as OLM left them.
+// gets there, the AITask CRD's versions as OLM left them, and the conditions the operator
+// reported in its OperatorCondition as OLM copied them to status.
 import { until, type kubectlWith } from './support.ts';
 
 type Kubectl = ReturnType<typeof kubectlWith>;
@@ -45,6 +46,38 @@ export function olmViews(kubectl: Kubectl, namespace: string) {
         ms,
       ).catch((err: unknown) => {
         throw new Error(`${(err as Error).message}\n${state()}`, { cause: err });
+      });
+    },
+    /**
+     * Waits until the status of the OperatorCondition named `csv` (where OLM copies the
+     * operator's spec.conditions) shows exactly `want`, each `Type=Status:Reason`; the error
+     * says what it showed instead.
+     */
+    operatorConditions: async (csv: string, want: readonly string[]): Promise<void> => {
+      const expected = [...want].sort();
+      let seen: string[] = [];
+      const read = (): string[] => {
+        const status = JSON.parse(
+          kubectl([
+            'get',
+            'operatorconditions.v2.operators.coreos.com',
+            csv,
+            '-n',
+            namespace,
+            '-o',
+            'jsonpath={.status}',
+          ]) || '{}',
+        ) as { conditions?: { type: string; status: string; reason: string }[] };
+        return (status.conditions ?? []).map((c) => `${c.type}=${c.status}:${c.reason}`).sort();
+      };
+      await until(
+        `${csv}'s OperatorCondition to show ${expected.join(', ')}`,
+        () => ((seen = read()).join() === expected.join() ? true : undefined),
+        60_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; it shows: ${seen.join(', ') || 'nothing'}`, {
+          cause: err,
+        });
       });
     },
     /** The AITask CRD's versions as `[name, storage, deprecated]`. */

@@ -5,6 +5,9 @@
 // served version; a deliberately unsafe next release (its CRD drops stored v1) is refused
 // by OLM and by `npm run check-upgrade` while the running operator keeps working; and
 // `kubectl aiops migrate-storage`, as the README says, trims storedVersions to v2.
+// Throughout, the operator reports itself in its OperatorCondition: Upgradeable=False while
+// objects may still be stored at v1 (OLM holds the next release on it), True once migrated,
+// and never False in the release being replaced, which would hold the upgrade under way.
 //
 // No published 0.2.0 image can be pulled here. The operator's code does not depend on the
 // storage version, so the current build tagged v0.2.0 stands in for it; what differs
@@ -114,6 +117,13 @@ describe(
           kubectl(['get', 'crd', `aitasks.${G}`, '-o', 'jsonpath={.status.storedVersions}']),
         ) as string[]
       ).sort();
+    /** Waits until the OperatorCondition of `version` shows `want`, Progressing and Degraded False. */
+    const reports = (version: string, want: string[]): Promise<void> =>
+      olm.operatorConditions(csvName(version), [
+        ...want,
+        'Degraded=False:WatchesHealthy',
+        'Progressing=False:Started',
+      ]);
     const allUnchanged = (): void => {
       for (const [k, want] of written) {
         const [ns = '', rest = ''] = k.split('/');
@@ -165,6 +175,7 @@ describe(
         }),
       );
       await olm.stableSucceeded(csvName(previous.version));
+      await reports(previous.version, ['Available=True:Reconciling', 'Upgradeable=True:StorageCurrent']);
       assert.deepEqual(olm.crdVersions(), [
         ['v1alpha1', false, false],
         ['v1', true, false],
@@ -258,6 +269,10 @@ describe(
       ]);
       allUnchanged();
       assert.deepEqual(storedVersions(), ['v1', 'v2']);
+      await reports(current.version, [
+        'Available=True:Reconciling',
+        'Upgradeable=False:StorageMigrationNeeded',
+      ]);
     });
 
     it('an unsafe next release (its CRD drops stored v1) is refused by OLM and by check-upgrade; the operator keeps working', async () => {
@@ -289,8 +304,17 @@ describe(
       );
       assert.match(failed, /v1/, failed);
       assert.match(failed, /stored version|storedVersions|data loss/i, failed);
-      // OLM has created the new CSV (it waits, RequirementsNotMet) and marked the running one
-      // Replacing, but never got to the CRD or the Deployment: the operator is untouched.
+      // The running release says a migration is due, and OLM holds its successor on that.
+      await until(
+        `OLM to hold ${csvName(UNSAFE.version)} on ${csvName(current.version)}'s Upgradeable=False`,
+        () =>
+          kubectl(['get', 'csv', csvName(UNSAFE.version), '-n', NS, '-o', 'jsonpath={.status.reason}']) ===
+          'OperatorConditionNotUpgradeable'
+            ? true
+            : undefined,
+      );
+      // OLM has created the new CSV (held, as above) and marked the running one Replacing,
+      // but never got to the CRD or the Deployment: the operator is untouched.
       assert.notEqual(olm.csvPhase(csvName(UNSAFE.version)), 'Succeeded');
       assert.match(olm.csvPhase(csvName(current.version)) ?? '', /^(Succeeded|Replacing)$/);
       assert.equal(deployedImage(), operatorImage(current.version));
@@ -340,6 +364,7 @@ describe(
       assert.match(run.stdout, /storedVersions: v1, v2 → v2/);
       assert.deepEqual(storedVersions(), ['v2']);
       allUnchanged();
+      await reports(current.version, ['Available=True:Reconciling', 'Upgradeable=True:StorageCurrent']);
     });
   },
 );
