@@ -9,6 +9,7 @@
 // CRD stay). CordonNode is not run here: the real node is the only node, and the cordon cap
 // refuses to cordon every node; its rule (patch nodes) is in the permission comparison.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -46,6 +47,16 @@ function readmeSubscription(): string {
   if (manifest === undefined)
     throw new Error('the README has no Subscription heredoc under "With OLM on the local cluster"');
   return manifest;
+}
+
+/** The README's command that shows the OperatorCondition, read from the README itself. */
+function readmeConditionCommand(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('#### What the operator reports to OLM'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  if (block === undefined)
+    throw new Error('the README has no command under "What the operator reports to OLM"');
+  return block;
 }
 
 interface Rule {
@@ -229,6 +240,12 @@ describe(
         'Progressing=False:Started',
         'Upgradeable=True:StorageCurrent',
       ]);
+      const shown = execFileSync('bash', ['-euo', 'pipefail', '-c', readmeConditionCommand()], {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+      });
+      assert.match(shown, /^Available=True Reconciling: the leader reconciles AITasks$/m, shown);
+      assert.match(shown, /^Upgradeable=True StorageCurrent: every AITask is stored at v2$/m, shown);
     });
 
     it("grants the operator exactly the CSV's permissions plus the additions OLM makes in AllNamespaces mode", () => {
