@@ -184,7 +184,7 @@ let releaseTimer: NodeJS.Timeout | undefined;
 
 /**
  * One full collection a second after the last large review (a LIST's burst of reviews gets
- * one), when the process runs with `--expose-gc` (the image's NODE_OPTIONS); else nothing.
+ * one), when the process runs with `--expose-gc` (the image's entrypoint passes it); else nothing.
  */
 function releaseSoon(): void {
   if (globalThis.gc === undefined) return;

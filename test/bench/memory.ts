@@ -36,13 +36,19 @@ const MANY = 10_000;
 const REVIEW_N = 10_000;
 const MiB = 2 ** 20;
 
-/** The environment the image's runtime stage sets (`ENV` lines after the last `FROM`). */
-export function imageEnv(dockerfile: string): Record<string, string> {
+/**
+ * How the image's runtime stage runs Node (after the last `FROM`): its `ENV` lines and the
+ * Node flags its `ENTRYPOINT ["node", <flags…>, <script>]` passes before the script.
+ */
+export function imageRuntime(dockerfile: string): { env: Record<string, string>; nodeFlags: string[] } {
   const stage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
   const env: Record<string, string> = {};
   for (const m of stage.matchAll(/^ENV\s+(\w+)=("([^"]*)"|\S+)\s*$/gm))
     env[m[1] as string] = m[3] ?? (m[2] as string);
-  return env;
+  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(stage)?.[1];
+  const argv = entrypoint === undefined ? [] : (JSON.parse(entrypoint) as string[]);
+  const nodeFlags = argv[0] === 'node' ? argv.slice(1).filter((a) => a.startsWith('--')) : [];
+  return { env, nodeFlags };
 }
 
 /** Resident set size of `pid` in bytes. */
@@ -128,8 +134,10 @@ export async function bench(env: Environment): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-memory-'));
   const bundle = join(dir, 'operator.mjs');
   await bundleOperator(bundle);
-  const image = imageEnv(readFileSync(join(root, 'Dockerfile'), 'utf8'));
-  say(`bundled ${bundle}; image environment ${JSON.stringify(image)}`);
+  const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  say(
+    `bundled ${bundle}; image environment ${JSON.stringify(image.env)}, node flags ${image.nodeFlags.join(' ')}`,
+  );
   const cert = createServingCert(join(dir, 'certs'));
   const kubeconfig = env.cluster.kubeconfigPath;
   const c = clients(await KubeTransport.create({ kubeconfig }));
@@ -139,6 +147,7 @@ export async function bench(env: Environment): Promise<void> {
     const [metrics = 0, health = 0, webhook = 0] = await freePorts(3);
     const p = await spawnReady(
       [
+        ...image.nodeFlags,
         bundle,
         `--kubeconfig=${kubeconfig}`,
         `--namespace=${ns}`,
@@ -152,7 +161,7 @@ export async function bench(env: Environment): Promise<void> {
         `--prometheus-url=${prometheus.url}`,
         '--log-level=warn',
       ],
-      image,
+      image.env,
       `http://127.0.0.1:${health}/readyz`,
     );
     running.add(p);
@@ -164,8 +173,12 @@ export async function bench(env: Environment): Promise<void> {
     const floorRsses: number[] = [];
     for (let i = 0; i < STARTS; i++) {
       const floor = await spawnReady(
-        ['-e', `require('node:http').createServer((q, s) => s.end()).listen(${floorPort})`],
-        image,
+        [
+          ...image.nodeFlags,
+          '-e',
+          `require('node:http').createServer((q, s) => s.end()).listen(${floorPort})`,
+        ],
+        image.env,
         `http://127.0.0.1:${floorPort}/`,
       );
       floorStarts.push(floor.readyMs);

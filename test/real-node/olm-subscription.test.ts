@@ -30,7 +30,7 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { kubectlWith, podProcesses, until, webDeployment } from './support.ts';
+import { isOperatorProcess, kubectlWith, podProcesses, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -229,8 +229,7 @@ describe(
         const ps = operatorPods();
         return ps.length === 2 && ps.every(readyOnNode) ? ps : undefined;
       });
-      for (const p of pods)
-        assert.ok(podProcesses(p.metadata.uid).some((x) => x.cmdline.startsWith('node dist/operator.mjs')));
+      for (const p of pods) assert.ok(podProcesses(p.metadata.uid).some((x) => isOperatorProcess(x.cmdline)));
     });
 
     it('reports itself in the OperatorCondition OLM made: Available, not Progressing or Degraded, Upgradeable', async () => {

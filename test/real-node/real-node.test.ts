@@ -24,7 +24,14 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { inNode } from '../harness/real-node/network.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { kubectlWith, machineSnapshot, podProcesses, until, webDeployment } from './support.ts';
+import {
+  isOperatorProcess,
+  kubectlWith,
+  machineSnapshot,
+  podProcesses,
+  until,
+  webDeployment,
+} from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -162,9 +169,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     for (const p of ops) {
       const procs = podProcesses(p.metadata.uid);
       assert.ok(
-        procs.some(
-          (x) => x.cmdline === 'node dist/operator.mjs' || x.cmdline.startsWith('node dist/operator.mjs '),
-        ),
+        procs.some((x) => isOperatorProcess(x.cmdline)),
         JSON.stringify(procs),
       );
       const uid = readFileSync(

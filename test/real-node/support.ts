@@ -45,6 +45,11 @@ export async function until<T>(
   }
 }
 
+/** True for the operator's process as the image's entrypoint starts it: `node [flags] dist/operator.mjs [args]`. */
+export function isOperatorProcess(cmdline: string): boolean {
+  return /^node( --\S+)* dist\/operator\.mjs( |$)/.test(cmdline);
+}
+
 /** Host pids in the cgroup of pod `uid` (its sandbox and containers), from the pids hierarchy. */
 export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
   const pidsRoot = cgroupHierarchies().find((h) => h.endsWith('/pids'));
