@@ -14,7 +14,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, w
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { load } from 'js-yaml';
 import { bundleOperator, common, LAZY_VENDOR, MIN_NODE_MAJOR, trimClientNode } from './lib/esbuild.ts';
 
@@ -27,7 +27,7 @@ interface Entry {
   readonly out: string;
   readonly what: string;
   readonly split?: boolean;
-  /** Apply trimClientNode (only where nothing but KubeConfig is used from client-node). */
+  /** Apply kubeConfigOnly and trimClientNode (only where nothing but KubeConfig is used from client-node). */
   readonly trim?: boolean;
 }
 
@@ -36,6 +36,42 @@ const ENTRIES: readonly Entry[] = [
   { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
   { source: 'conversion-webhook/main.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
 ];
+
+/**
+ * The plugin takes only KubeConfig from @kubernetes/client-node, but the package's index
+ * and `dist/gen/index.js` (of which KubeConfig's module uses two names) re-export the
+ * generated API: hundreds of model classes that esbuild keeps, since the modules behind a
+ * lazy `import()` are bundled whole, and that every `describe` then evaluated (a third of
+ * its CPU time in the single executable). This resolves the package to its KubeConfig
+ * module, and that module's `./gen/index.js` to a module exporting just the two names:
+ * should client-node import anything more from there, the build fails on the missing
+ * export instead of shipping a broken plugin. Goes before trimClientNode.
+ */
+const kubeConfigOnly: Plugin = {
+  name: 'kube-config-only',
+  setup(b) {
+    b.onResolve({ filter: /^@kubernetes\/client-node$/ }, async (args) => {
+      if (args.pluginData === 'kube-config-only') return undefined;
+      const index = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: 'kube-config-only',
+      });
+      if (index.errors.length > 0) return { errors: index.errors };
+      return { path: join(dirname(index.path), 'config.js') };
+    });
+    b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      args.importer.endsWith('/@kubernetes/client-node/dist/config.js')
+        ? { path: join(args.resolveDir, 'gen/index.js'), namespace: 'kube-config-only' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'kube-config-only' }, (args) => ({
+      resolveDir: dirname(args.path),
+      contents:
+        'export { createConfiguration } from "./configuration.js";\nexport { ServerConfiguration } from "./servers.js";',
+    }));
+  },
+};
 
 /** Bundles each LAZY_VENDOR package as CommonJS into dist/plugin/vendor/. */
 async function bundleVendor(): Promise<void> {
@@ -171,7 +207,7 @@ async function bundleSingleFile(): Promise<string> {
     legalComments: 'none',
     entryPoints: [join(root, 'plugin/main.ts')],
     outfile: out,
-    plugins: [trimClientNode(true)],
+    plugins: [kubeConfigOnly, trimClientNode(true)],
   });
   return out;
 }
@@ -263,7 +299,7 @@ async function bundle(e: Entry): Promise<void> {
     outdir: dirname(out),
     outExtension: { '.js': '.mjs' },
     ...(e.split === true ? { splitting: true, chunkNames: 'chunks/[name]-[hash]' } : {}),
-    plugins: e.trim === true ? [trimClientNode()] : [],
+    plugins: e.trim === true ? [kubeConfigOnly, trimClientNode()] : [],
   });
 }
 
