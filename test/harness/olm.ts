@@ -56,7 +56,7 @@ export async function startOlm(ctx: OlmContext): Promise<void> {
   if (why !== undefined) throw new Error(`cannot start OLM: ${why}`);
   const crds = realpathSync(join(ctx.binDir, 'olm-crds'));
   kubectl(ctx.kubeconfigPath, ['apply', '--server-side', '-f', crds]);
-  kubectl(ctx.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  kubectl(ctx.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=180s', '-f', crds]);
   for (const ns of ['olm', OPERATORS_NAMESPACE])
     await create(ctx.api, '/api/v1/namespaces', { metadata: { name: ns } });
   await create(ctx.api, `/apis/operators.coreos.com/v1/namespaces/${OPERATORS_NAMESPACE}/operatorgroups`, {

@@ -242,12 +242,17 @@ describe(
       // Reads that need conversion, once a second through the upgrade: reported, not asserted.
       const upgrade = { running: true };
       const failed: number[] = [];
+      const why = new Map<string, number>();
       const sampler = (async () => {
         while (upgrade.running) {
           try {
             kubectl(['get', `aitasks.v2.${G}`, 'stable', '-n', 'shop', '-o', 'name']);
-          } catch {
+          } catch (err) {
             failed.push(Date.now());
+            const text = (err as Error).message;
+            const cause = /conversion webhook[^\n]*?: Post "[^"]*": ([^\n]*)/.exec(text)?.[1] ?? text;
+            const short = cause.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 200);
+            why.set(short, (why.get(short) ?? 0) + 1);
           }
           await new Promise((r) => setTimeout(r, 1000));
         }
@@ -258,6 +263,7 @@ describe(
         `reads needing conversion that failed during the upgrade: ${failed.length}` +
           (failed.length > 0 ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s` : ''),
       );
+      for (const [cause, n] of why) t.diagnostic(`  ${n}× ${cause}`);
       await until(`${csvName(previous.version)} replaced and removed`, () =>
         olm.csvPhase(csvName(previous.version)) === undefined ? true : undefined,
       );
