@@ -18,6 +18,8 @@ import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
+import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
+import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -79,7 +81,7 @@ const command = buildCommand(run)
   )
   .option(
     '--webhook-cert-from-secret <name>',
-    "also read the webhook's tls.crt/tls.key from this Secret in the pod's namespace every 5 s, ahead of the kubelet's volume refresh (the CSV names OLM's <deployment>-service-cert; default: files only)",
+    "also read the webhook's tls.crt/tls.key from this Secret in the pod's namespace every 5 s, ahead of the kubelet's volume refresh, and put its CA (olmCAKey) back into the CRD's conversion webhook when an OLM InstallPlan left it without one while it points at the Secret's Service, <service>-cert (the CSV names OLM's <deployment>-service-cert; default: files only)",
   )
   .addOption(
     switchOption(
@@ -138,14 +140,21 @@ async function run(o: OperatorOptions): Promise<void> {
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
     });
-    if (flags.webhookCertFromSecret !== undefined)
+    if (flags.webhookCertFromSecret !== undefined) {
+      const transport = await transportOf(o);
+      const namespace = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
+      const service = serviceOfCertSecret(namespace, flags.webhookCertFromSecret);
       stopFollowing = followCertSecret({
-        transport: await transportOf(o),
-        namespace: process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace,
+        transport,
+        namespace,
         name: flags.webhookCertFromSecret,
         server: webhook,
         log,
+        ...(service
+          ? { onCA: conversionCABundleKeeper({ transport, crdName: CRD_NAME, service, log }) }
+          : {}),
       });
+    }
   }
   const op = await startOperator(o);
   const conditionRef = operatorConditionRef();

@@ -4,7 +4,9 @@
 // CRD's caBundle at it at once, so until then the running pods serve a certificate the
 // apiserver no longer trusts and every AITask read that needs conversion fails — and the new
 // pods cannot become Ready, because their caches need that conversion. Reading the Secret
-// itself (OLM grants `get` on it) closes that window to one poll interval.
+// itself (OLM grants `get` on it) closes that window to one poll interval. Each read also
+// hands OLM's CA to `onCA`, which puts it back into the CRD when an InstallPlan removed it
+// (cmd/conversion-ca-bundle.ts).
 
 import type { Logger } from '../api/log.ts';
 import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
@@ -14,13 +16,15 @@ import type { WebhookServer } from '../conversion-webhook/server.ts';
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 
 interface TlsSecret {
-  data?: { 'tls.crt'?: string; 'tls.key'?: string };
+  data?: { 'tls.crt'?: string; 'tls.key'?: string; olmCAKey?: string };
 }
 
 /**
  * Polls Secret `namespace/name` every `intervalMs` (default 5 000) and hands a changed
- * tls.crt/tls.key to `server`. A failed read or an unusable pair is logged and retried at
- * the next poll; the served certificate stays. Returns a function that stops polling.
+ * tls.crt/tls.key to `server`, and the CA OLM keeps beside them (`olmCAKey`, base64 of its
+ * PEM) to `onCA` on every read that has it. A failed read or an unusable pair is logged and
+ * retried at the next poll; the served certificate stays. Returns a function that stops
+ * polling.
  */
 export function followCertSecret(opts: {
   readonly transport: KubeTransport;
@@ -29,6 +33,8 @@ export function followCertSecret(opts: {
   readonly server: WebhookServer;
   readonly log: Logger;
   readonly intervalMs?: number;
+  /** Awaited on every read whose Secret has `olmCAKey`; a rejection is logged like a failed read. */
+  readonly onCA?: (caBundle: string) => Promise<void>;
 }): () => void {
   const secrets = new ResourceClient<TlsSecret>(opts.transport, SECRETS);
   const where = `${opts.namespace}/${opts.name}`;
@@ -39,10 +45,12 @@ export function followCertSecret(opts: {
     const key = data?.['tls.key'];
     if (cert === undefined || key === undefined)
       throw new Error(`Secret ${where} has no tls.crt and tls.key`);
-    if (cert + key === served) return;
-    opts.server.useCertificate({ cert: Buffer.from(cert, 'base64'), key: Buffer.from(key, 'base64') });
-    if (served !== '') opts.log.info('serving certificate reloaded from its Secret', { secret: where });
-    served = cert + key;
+    if (cert + key !== served) {
+      opts.server.useCertificate({ cert: Buffer.from(cert, 'base64'), key: Buffer.from(key, 'base64') });
+      if (served !== '') opts.log.info('serving certificate reloaded from its Secret', { secret: where });
+      served = cert + key;
+    }
+    if (data?.olmCAKey !== undefined) await opts.onCA?.(data.olmCAKey);
   };
   const tick = (): void => {
     poll().catch((err: unknown) =>
