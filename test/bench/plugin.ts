@@ -1,16 +1,25 @@
 // Benchmark section `plugin` (DESIGN §9): wall time of `kubectl aiops describe X`,
 // `explain-phase X` and `--help` through the real kubectl, as the launcher + bundle and as
 // the single executable, against `kubectl get at X -o yaml` and `kubectl --help` measured in
-// the same run, interleaved so machine load hits all equally. Prints medians, p90s and each
-// command's ratio to its baseline. Standalone: AIOPS_TEST_KUBECONFIG=... node test/bench/plugin.ts
+// the same run, interleaved so machine load hits all equally; and the single executable run
+// directly, which is what the plugin itself costs without kubectl's start and plugin look-up
+// in front. Prints medians, p90s and each command's ratio to its baseline.
+// Standalone: AIOPS_TEST_KUBECONFIG=... node test/bench/plugin.ts
 
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { freshNamespace, KUBECONFIG_ENV, testAITasks, testTransport } from '../support/cluster.ts';
 import { Resources } from '../../plugin/kinds.ts';
-import { buildAndInstall, kubectl, singleExecutable, userPath } from '../../plugin/kubectl-run.ts';
+import {
+  buildAndInstall,
+  kubectl,
+  singleExecutable,
+  userPath,
+  type KubectlResult,
+} from '../../plugin/kubectl-run.ts';
 import { deployment } from '../support/workloads.ts';
 
 /** Runs per command (after 2 warm-up runs each). */
@@ -18,6 +27,16 @@ const RUNS = 20;
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/** Runs `exe args` with only HOME and `env` in its environment. */
+function direct(exe: string, args: readonly string[], env: Record<string, string>): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    execFile(exe, [...args], { env: { HOME: process.env['HOME'] ?? '', ...env } }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 /** Runs the section against the cluster of `env.env[AIOPS_TEST_KUBECONFIG]` (default: the process env). */
@@ -52,8 +71,11 @@ export async function bench(env?: { env: Record<string, string> }): Promise<void
   const seaPath = userPath(sea);
   const GET = 'kubectl get at X -o yaml';
   const HELP = 'kubectl --help';
-  /** name → kubectl args, the PATH it runs with, and the baseline its ratio is to. */
-  const commands: Record<string, { args: string[]; path: string; base: string }> = {
+  /**
+   * name → kubectl args, the PATH it runs with, and the baseline its ratio is to; with
+   * `exe`, the args are that executable's, run without kubectl.
+   */
+  const commands: Record<string, { args: string[]; path: string; base: string; exe?: string }> = {
     [GET]: { args: ['get', 'at', 'web', '-n', ns, '-o', 'yaml'], path, base: GET },
     [HELP]: { args: ['--help'], path, base: HELP },
     'kubectl aiops describe X': { args: ['aiops', 'describe', 'web', '-n', ns], path, base: GET },
@@ -70,12 +92,27 @@ export async function bench(env?: { env: Record<string, string> }): Promise<void
       base: GET,
     },
     '--help, single executable': { args: ['aiops', '--help'], path: seaPath, base: HELP },
+    'describe X, single executable, direct': {
+      args: ['describe', 'web', '-n', ns],
+      path: seaPath,
+      base: GET,
+      exe: singleExecutable(),
+    },
+    '--help, single executable, direct': {
+      args: ['--help'],
+      path: seaPath,
+      base: HELP,
+      exe: singleExecutable(),
+    },
   };
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
   for (let i = -2; i < RUNS; i++)
     for (const [name, c] of Object.entries(commands)) {
       const t0 = performance.now();
-      const r = await kubectl(c.path, c.args, { KUBECONFIG: kubeconfig });
+      const r =
+        c.exe !== undefined
+          ? await direct(c.exe, c.args, { PATH: c.path, KUBECONFIG: kubeconfig })
+          : await kubectl(c.path, c.args, { KUBECONFIG: kubeconfig });
       if (r.code !== 0) throw new Error(`${name} failed (${r.code}): ${r.stderr}`);
       if (i >= 0) times[name]?.push(performance.now() - t0);
     }
@@ -90,7 +127,7 @@ export async function bench(env?: { env: Record<string, string> }): Promise<void
   for (const [name, c] of Object.entries(commands)) {
     const sorted = [...(times[name] ?? [])].sort((a, b) => a - b);
     process.stdout.write(
-      `${name.padEnd(36)} median ${median(name).toFixed(0).padStart(4)} ms   p90 ${quantile(sorted, 0.9).toFixed(0).padStart(4)} ms   ratio ${(median(name) / median(c.base)).toFixed(2)}x\n`,
+      `${name.padEnd(40)} median ${median(name).toFixed(0).padStart(4)} ms   p90 ${quantile(sorted, 0.9).toFixed(0).padStart(4)} ms   ratio ${(median(name) / median(c.base)).toFixed(2)}x\n`,
     );
   }
   rmSync(sea, { recursive: true, force: true });
