@@ -28,10 +28,12 @@ import { buildProgram } from '../../plugin/program.ts';
 
 /** Where Debian's *-arm64-cross packages install the arm64 runtime (qemu's -L prefix). */
 const SYSROOT = '/usr/aarch64-linux-gnu';
+/** qemu's user-mode emulator for arm64 (Debian package qemu-user). */
+const QEMU = '/usr/bin/qemu-aarch64';
 
 /** What running an arm64 Node binary needs here: file → the Debian package that installs it. */
 const NEEDS: readonly (readonly [file: string, pkg: string])[] = [
-  ['/usr/bin/qemu-aarch64', 'qemu-user'],
+  [QEMU, 'qemu-user'],
   [`${SYSROOT}/lib/ld-linux-aarch64.so.1`, 'libc6-arm64-cross'],
   [`${SYSROOT}/lib/libstdc++.so.6`, 'libstdc++6-arm64-cross'],
   [`${SYSROOT}/lib/libgcc_s.so.1`, 'libgcc-s1-arm64-cross'],
@@ -116,7 +118,7 @@ function qemu(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      'qemu-aarch64',
+      QEMU,
       ['-L', SYSROOT, exe, ...args],
       { env: { PATH: userPath(), HOME: scratch, ...env }, timeout: 120_000 },
       (err, stdout, stderr) =>
