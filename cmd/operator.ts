@@ -28,6 +28,7 @@ interface WebhookFlags {
   webhookSecret: string;
   webhookService: string;
   certSyncInterval: number;
+  webhookShutdownDelay: number;
   webhookCertFromSecret?: string;
   migrateStorageOnStart?: boolean;
 }
@@ -36,6 +37,13 @@ function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
     throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${value}"`);
+  return n;
+}
+
+function delaySeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 300)
+    throw new InvalidArgumentError(`expected whole seconds from 0 to 300, got "${value}"`);
   return n;
 }
 
@@ -78,6 +86,12 @@ const command = buildCommand(run)
     'how often --self-signed-cert re-checks the certificate',
     seconds,
     3600,
+  )
+  .option(
+    '--webhook-shutdown-delay <seconds>',
+    "after SIGTERM, keep answering conversions this long while the pod leaves the Service's endpoints (the leader steps down and /readyz fails at once); SIGINT or a second signal stops at once",
+    delaySeconds,
+    5,
   )
   .option(
     '--webhook-cert-from-secret <name>',
@@ -179,21 +193,34 @@ async function run(o: OperatorOptions): Promise<void> {
     });
   });
   let stopping = false;
-  const stop = async (code: number): Promise<never> => {
+  /**
+   * Stops everything and exits with `code`; the webhook closes `webhookDelayMs` after the
+   * rest (requests the Service still routes here meanwhile are answered). A second call
+   * exits at once.
+   */
+  const stop = async (code: number, webhookDelayMs = 0): Promise<never> => {
     if (!stopping) {
       stopping = true;
       clearInterval(certTimer);
       stopFollowing();
       stopReporting();
       migrating.abort();
-      await Promise.all([op.stop(), webhook?.close()]);
+      const closeWebhook = async (): Promise<void> => {
+        if (webhook === undefined) return;
+        if (webhookDelayMs > 0) {
+          o.log.info('still answering conversions before closing the webhook', { delayMs: webhookDelayMs });
+          await new Promise((r) => setTimeout(r, webhookDelayMs));
+        }
+        await webhook.close();
+      };
+      await Promise.all([op.stop(), closeWebhook()]);
     }
     process.exit(code);
   };
   for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     process.on(sig, () => {
       o.log.info('signal received', { signal: sig, host: hostname() });
-      void stop(0);
+      void stop(0, sig === 'SIGTERM' ? flags.webhookShutdownDelay * 1000 : 0);
     });
   }
   await stop(await Promise.race([op.finished, migrationFailed]));

@@ -109,7 +109,8 @@ async function main(): Promise<void> {
   const operator = spawn(process.execPath, [
     join(root, 'cmd/operator.ts'),
     `--kubeconfig=${kubeconfig}`, `--prometheus-url=${prometheus.url}`,
-    `--webhook-port=${webhookPort}`, `--webhook-cert-dir=${certs.dir}`,
+    // No Service routes to it here, so it need not keep answering after SIGTERM.
+    `--webhook-port=${webhookPort}`, `--webhook-cert-dir=${certs.dir}`, '--webhook-shutdown-delay=0',
     `--metrics-port=${metricsPort}`, `--health-port=${healthPort}`, '--bind-address=127.0.0.1',
   ], { stdio: ['ignore', 'inherit', 'inherit'] });
   started.push(childRunning('operator', operator));

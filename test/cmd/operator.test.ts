@@ -1,7 +1,9 @@
 // The deployed operator process (cmd/operator.ts) hosts the conversion webhook next to the
 // controller: it answers ConversionReviews on --webhook-port with the certificate from
 // --webhook-cert-dir, runs the opt-in storage migration before reconciling, and stops
-// cleanly on SIGTERM; a bad flag exits 2.
+// cleanly on SIGTERM: the controller at once, the webhook only after --webhook-shutdown-delay
+// (it keeps answering while the pod leaves the Service's endpoints), or at a second signal;
+// a bad flag exits 2.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,7 +72,7 @@ test('a bad flag is a usage error (exit 2)', () => {
   assert.match(r.stderr, /--webhook-port.*invalid.*expected a port/);
 });
 
-test('the operator process serves the conversion webhook and stops on SIGTERM', async (t) => {
+test('the operator process serves the conversion webhook and stops on SIGTERM, the webhook last', async (t) => {
   const ns = await freshNamespace('manager', t.after.bind(t));
   const dir = mkdtempSync(join(tmpdir(), 'aiops-manager-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,6 +91,7 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
       `--webhook-port=${webhookPort}`,
       `--webhook-cert-dir=${dir}`,
       '--migrate-storage-on-start',
+      '--webhook-shutdown-delay=300',
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -122,5 +125,17 @@ test('the operator process serves the conversion webhook and stops on SIGTERM', 
   for (let i = 0; i < 100 && !migrated.test(out); i++) await new Promise((r) => setTimeout(r, 100));
   assert.match(out, migrated, 'the opt-in startup migration ran once the operator was up');
   child.kill('SIGTERM');
-  assert.equal(await exited, 0, `graceful exit; output:\n${out}`);
+  for (let i = 0; i < 100 && ready !== 0; i++) {
+    ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (ready !== 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(ready, 0, `the controller half stops at SIGTERM; output:\n${out}`);
+  const during = await convert(webhookPort, cert.caPem);
+  assert.equal(during.status, 200, 'conversions are still answered during the shutdown delay');
+  assert.equal(child.exitCode, null, 'the process waits out the delay');
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, `a second signal ends it, gracefully; output:\n${out}`);
 });
