@@ -251,8 +251,28 @@ describe(
             failed.push(Date.now());
             const text = (err as Error).message;
             const cause = /conversion webhook[^\n]*?: Post "[^"]*": ([^\n]*)/.exec(text)?.[1] ?? text;
-            const short = cause.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 200);
-            why.set(short, (why.get(short) ?? 0) + 1);
+            const short = cause.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 120);
+            // The CRD's caBundle just after: none (an InstallPlan's bundle copy of the CRD), the
+            // CA now in OLM's Secret (pods not yet serving its certificate), or another.
+            const bundle = kubectl([
+              'get',
+              'crd',
+              `aitasks.${G}`,
+              '-o',
+              'jsonpath={.spec.conversion.webhook.clientConfig.caBundle}',
+            ]);
+            const olmCA = kubectl([
+              'get',
+              'secret',
+              'aiops-operator-service-cert',
+              '-n',
+              NS,
+              '-o',
+              'jsonpath={.data.olmCAKey}',
+            ]);
+            const ca = bundle === '' ? 'none' : bundle === olmCA ? "OLM's current CA" : 'another CA';
+            const key = `${short}; CRD caBundle: ${ca}`;
+            why.set(key, (why.get(key) ?? 0) + 1);
           }
           await new Promise((r) => setTimeout(r, 1000));
         }
