@@ -80,9 +80,10 @@ describe('tenant boundary on the harness', { concurrency: true }, () => {
     });
     assert.notEqual(findCondition(own.status?.conditions, 'Stalled')?.reason, 'DuplicateTarget');
     assert.equal((await c.deployments.get(a, 'web')).spec?.replicas, 3);
+    // Not just any status: on first sight a task is shown Pending before it is evaluated.
     const squatter = await eventually('the squatter to be refused', async () => {
       const o = await c.tasks.get(b, 'squat');
-      return o.status?.phase !== undefined ? o : undefined;
+      return findCondition(o.status?.conditions, 'Stalled')?.status === 'True' ? o : undefined;
     });
     assert.equal(findCondition(squatter.status?.conditions, 'Stalled')?.reason, 'CrossNamespaceRefused');
     assert.equal(squatter.status?.lastDecision?.executed, undefined, 'the squatter never acts');
