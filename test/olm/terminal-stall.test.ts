@@ -80,5 +80,13 @@ test('a Forbidden request stalls the AITask (condition Stalled, reason Forbidden
     return n >= 2 ? n : undefined;
   });
   assert.ok(reconciles <= 5, `no hot retry loop: ${reconciles} reconciles for two generations`);
-  assert.equal(await op.metric('aiops_reconcile_errors_total'), 0, 'stalling is not a reconcile error');
+  // Stalling is not a reconcile error. A write conflict may be (retried at once, logged at
+  // debug level): CI met one between the first-sight write and the stall's.
+  assert.equal(
+    await op.metric('aiops_reconcile_errors_total', { class: 'terminal' }),
+    0,
+    'the Forbidden request stalled the task instead of failing the reconcile',
+  );
+  const retried = op.logs.filter((l) => l['msg'] === 'reconcile failed, retrying');
+  assert.deepEqual(retried, [], 'no reconcile failed for another reason than a write conflict');
 });
