@@ -22,7 +22,6 @@ import {
   type Prometheus,
 } from '../../scripts/lib/prometheus.ts';
 import { csvName } from '../../api/releases.ts';
-import { fromYaml } from '../../api/yaml.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { olmUnavailable, OPERATORS_NAMESPACE } from '../harness/olm.ts';
 import { defaultBinDir } from '../harness/paths.ts';
@@ -30,7 +29,22 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { isOperatorProcess, kubectlWith, podProcesses, until, webDeployment } from './support.ts';
+import {
+  csvInstall,
+  csvServiceAccount,
+  flatten,
+  olmAdditions,
+  type Binding,
+  type Rule,
+} from './olm-permissions.ts';
+import {
+  isOperatorProcess,
+  kubectlWith,
+  podProcesses,
+  readmeShBlock,
+  until,
+  webDeployment,
+} from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -38,118 +52,12 @@ const NS = OPERATORS_NAMESPACE;
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const CSV = csvName(version);
 
-/** The README's Subscription block for the local cluster, read from the README itself. */
+/** The README's Subscription for the local cluster: the heredoc of its block. */
 function readmeSubscription(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### With OLM on the local cluster'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-  const manifest = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(block)?.[1];
-  if (manifest === undefined)
-    throw new Error('the README has no Subscription heredoc under "With OLM on the local cluster"');
+  const heading = '### With OLM on the local cluster';
+  const manifest = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(readmeShBlock(heading))?.[1];
+  if (manifest === undefined) throw new Error(`the README has no Subscription heredoc under "${heading}"`);
   return manifest;
-}
-
-/** The README's command that shows the OperatorCondition, read from the README itself. */
-function readmeConditionCommand(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('#### What the operator reports to OLM'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  if (block === undefined)
-    throw new Error('the README has no command under "What the operator reports to OLM"');
-  return block;
-}
-
-interface Rule {
-  apiGroups?: string[];
-  resources?: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
-interface Binding {
-  metadata: { name: string; namespace?: string };
-  roleRef: { kind: string; name: string };
-  subjects?: { kind: string; name: string; namespace?: string }[];
-}
-
-/** What OLM grants beyond the CSV in AllNamespaces mode, each with its reason. */
-const OLM_ADDITIONS: readonly { scope: string; rule: Rule; reason: string }[] = [
-  {
-    scope: 'cluster',
-    rule: { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-    reason: 'AllNamespaces: the operator may see the namespaces its OperatorGroup selects',
-  },
-  {
-    scope: 'cluster',
-    rule: { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-    reason: 'system:auth-delegator, bound for the webhook Service so it can authenticate callers',
-  },
-  {
-    scope: 'cluster',
-    rule: { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-    reason: 'system:auth-delegator, bound for the webhook Service so it can authorize callers',
-  },
-  {
-    scope: 'ns:kube-system',
-    rule: {
-      apiGroups: [''],
-      resources: ['configmaps'],
-      resourceNames: ['extension-apiserver-authentication'],
-      verbs: ['get', 'list', 'watch'],
-    },
-    reason: 'extension-apiserver-authentication-reader, bound for the webhook Service (the client CA)',
-  },
-  {
-    scope: `ns:${NS}`,
-    rule: {
-      apiGroups: [''],
-      resources: ['secrets'],
-      resourceNames: ['aiops-operator-service-cert'],
-      verbs: ['get'],
-    },
-    reason: 'the serving certificate OLM issued for the webhook',
-  },
-  {
-    scope: `ns:${NS}`,
-    rule: {
-      apiGroups: ['operators.coreos.com'],
-      resources: ['operatorconditions'],
-      resourceNames: [CSV],
-      verbs: ['get', 'update', 'patch'],
-    },
-    reason: "the CSV's OperatorCondition, where the operator reports Upgradeable",
-  },
-];
-
-/** One string per (scope, group, resource, name, verb) a rule grants. */
-function flatten(scope: string, rules: readonly Rule[]): string[] {
-  return rules.flatMap((r) =>
-    (r.apiGroups ?? ['']).flatMap((g) =>
-      (r.resources ?? []).flatMap((res) =>
-        (r.resourceNames?.length ? r.resourceNames : ['*']).flatMap((n) =>
-          r.verbs.map((v) => `${scope} ${g}/${res}/${n} ${v}`),
-        ),
-      ),
-    ),
-  );
-}
-
-interface CsvInstall {
-  permissions: { serviceAccountName: string; rules: Rule[] }[];
-  clusterPermissions: { serviceAccountName: string; rules: Rule[] }[];
-}
-/** The install strategy's permissions of the committed CSV. */
-function csvInstall(): CsvInstall {
-  const csv = fromYaml(
-    readFileSync(join(root, 'bundle/manifests/aiops-operator.clusterserviceversion.yaml'), 'utf8'),
-  ) as {
-    spec: { install: { spec: CsvInstall } };
-  };
-  return csv.spec.install.spec;
-}
-function csvServiceAccount(): string {
-  const name = csvInstall().clusterPermissions[0]?.serviceAccountName;
-  if (name === undefined) throw new Error('the CSV has no clusterPermissions');
-  return name;
 }
 
 interface PodView {
@@ -239,10 +147,14 @@ describe(
         'Progressing=False:Started',
         'Upgradeable=True:StorageCurrent',
       ]);
-      const shown = execFileSync('bash', ['-euo', 'pipefail', '-c', readmeConditionCommand()], {
-        encoding: 'utf8',
-        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-      });
+      const shown = execFileSync(
+        'bash',
+        ['-euo', 'pipefail', '-c', readmeShBlock('#### What the operator reports to OLM')],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+        },
+      );
       assert.match(shown, /^Available=True Reconciling: the leader reconciles AITasks$/m, shown);
       assert.match(shown, /^Upgradeable=True StorageCurrent: every AITask is stored at v2$/m, shown);
     });
@@ -279,7 +191,7 @@ describe(
         // The CSV's namespaced permissions: a Role in the install namespace and, because the
         // OperatorGroup selects all namespaces, the same rules cluster-wide.
         ...csv.permissions.flatMap((p) => [...flatten(`ns:${NS}`, p.rules), ...flatten('cluster', p.rules)]),
-        ...OLM_ADDITIONS.flatMap((a) => flatten(a.scope, [a.rule])),
+        ...olmAdditions(NS, CSV).flatMap((a) => flatten(a.scope, [a.rule])),
       ]);
       assert.deepEqual([...effective].sort(), [...expected].sort());
     });

@@ -3,14 +3,14 @@
 // as it was found. In test/real-node/ so it runs one at a time with the other real-node suites.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { defaultBinDir } from '../harness/paths.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { machineSnapshot } from './support.ts';
+import { machineSnapshot, readmeShBlock } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -20,9 +20,7 @@ describe(
   { skip: unavailable ?? false, timeout: 600_000 },
   () => {
     it('runs every command of the block and leaves the machine as it found it', () => {
-      const readme = readFileSync(join(root, 'README.md'), 'utf8');
-      const section = readme.slice(readme.indexOf('### Try the image and the plain install locally'));
-      const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+      const block = readmeShBlock('### Try the image and the plain install locally');
       assert.ok(block.includes('npm run cluster -- up --real-node'), 'the README block is found');
       const before1 = machineSnapshot();
       const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-'));

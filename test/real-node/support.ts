@@ -3,6 +3,7 @@
 // the machine state the real node must leave as it found it.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-node/host-state.ts';
 import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
@@ -131,4 +132,17 @@ export function webDeployment(replicas: number): object {
       },
     },
   };
+}
+
+/**
+ * The first ```sh block after the README heading that starts with `heading` (e.g. `### With
+ * OLM on the local cluster`), so tests run a README's commands exactly as users read them.
+ * Throws naming the heading when the README has no such block.
+ */
+export function readmeShBlock(heading: string): string {
+  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  const at = readme.indexOf(`\n${heading}`);
+  const block = at < 0 ? undefined : /```sh\n([\s\S]*?)```/.exec(readme.slice(at))?.[1];
+  if (block === undefined) throw new Error(`the README has no sh block under "${heading}"`);
+  return block;
 }
