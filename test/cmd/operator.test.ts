@@ -63,6 +63,22 @@ function convert(port: number, ca: string): Promise<{ status: number; body: stri
   });
 }
 
+/**
+ * The HTTP status of /healthz on `port` (0 when nothing answers), polled every 100 ms until
+ * it is `want` or 10 s have passed; returns the last one seen.
+ */
+async function healthStatusBecomes(port: number, want: number): Promise<number> {
+  let status = -1;
+  for (let i = 0; i < 100 && status !== want; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+  }
+  return status;
+}
+
 test('a bad flag is a usage error (exit 2)', () => {
   const r = spawnSync(process.execPath, ['cmd/operator.ts', '--webhook-port', 'nine'], {
     cwd: ROOT,
@@ -111,28 +127,21 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
   assert.ok(answer, `webhook never answered; output:\n${out}`);
   assert.equal(answer.status, 200);
   assert.match(answer.body, /"action":"restart_pod"/);
-  let ready = 0;
-  for (let i = 0; i < 100 && ready !== 200; i++) {
-    ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.equal(ready, 200, `the operator half is up too; output:\n${out}`);
+  assert.equal(
+    await healthStatusBecomes(healthPort, 200),
+    200,
+    `the operator half is up too; output:\n${out}`,
+  );
 
   const migrated = /"msg":"storage migration done".*"storedVersions":\["v2"\]/;
   for (let i = 0; i < 100 && !migrated.test(out); i++) await new Promise((r) => setTimeout(r, 100));
   assert.match(out, migrated, 'the opt-in startup migration ran once the operator was up');
   child.kill('SIGTERM');
-  for (let i = 0; i < 100 && ready !== 0; i++) {
-    ready = await fetch(`http://127.0.0.1:${healthPort}/healthz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (ready !== 0) await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.equal(ready, 0, `the controller half stops at SIGTERM; output:\n${out}`);
+  assert.equal(
+    await healthStatusBecomes(healthPort, 0),
+    0,
+    `the controller half stops at SIGTERM; output:\n${out}`,
+  );
   const during = await convert(webhookPort, cert.caPem);
   assert.equal(during.status, 200, 'conversions are still answered during the shutdown delay');
   assert.equal(child.exitCode, null, 'the process waits out the delay');
