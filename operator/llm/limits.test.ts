@@ -7,47 +7,21 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Advisor, type AdviceResult, type AdvisorOptions } from './advisor.ts';
-import { CallBudget, CircuitBreaker, parseAllowlist } from './policy.ts';
-import type { AdviceContext } from './protocol.ts';
-import {
-  countTokens,
-  startLLMServer,
-  type LLMReply,
-  type LLMServer,
-  type LLMServerOptions,
-} from '../../test/support/llm-server.ts';
+import { ADVICE, ADVICE_CONTEXT, llmServers, testAdvisor } from '../../test/support/llm-advisor.ts';
+import { countTokens, type LLMServer } from '../../test/support/llm-server.ts';
 
 const KEY = 'sk-limits-test-2c9e';
-const CTX: AdviceContext = {
-  allowedActions: ['ScaleUp', 'Noop'],
-  metric: { value: 5, threshold: 1, operator: 'GreaterThan', breachSeconds: 120 },
-  deployment: { replicas: 2, readyReplicas: 2, availableReplicas: 2 },
-  attempts: 0,
-  maxAttempts: 3,
-  recentEventReasons: {},
-};
-const ADVICE = { action: 'ScaleUp', confidence: 0.7, reason: 'load' };
+const CTX = ADVICE_CONTEXT;
 
-const servers: LLMServer[] = [];
-after(() => Promise.all(servers.map((s) => s.close())));
+const servers = llmServers();
+after(() => servers.closeAll());
+const server = servers.start;
 
-async function server(reply: LLMReply = { json: ADVICE }, opts: LLMServerOptions = {}): Promise<LLMServer> {
-  const s = await startLLMServer(reply, opts);
-  servers.push(s);
-  return s;
-}
-
-function advisor(extra: Partial<AdvisorOptions> = {}): Advisor {
-  return new Advisor({
-    allowlist: parseAllowlist('127.0.0.1,localhost,llm.insecure.test'),
-    budget: new CallBudget(100, 100),
-    breaker: new CircuitBreaker(3, 60_000),
-    defaultModel: 'default-model',
-    env: { AIOPS_LLM_API_KEY: KEY },
-    apiKeyEnv: 'AIOPS_LLM_API_KEY',
-    ...extra,
-  });
-}
+const advisor = (extra: Partial<AdvisorOptions> = {}): Advisor =>
+  testAdvisor(
+    { allowlist: '127.0.0.1,localhost,llm.insecure.test', defaultModel: 'default-model', key: KEY },
+    extra,
+  );
 
 const reasonOf = (r: AdviceResult): string => (r.kind === 'advice' ? 'advice' : r.reason);
 const messageOf = (r: AdviceResult): string => (r.kind === 'advice' ? '' : r.message);

@@ -6,40 +6,18 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Advisor, type AdvisorOptions } from './advisor.ts';
-import { CallBudget, CircuitBreaker, parseAllowlist } from './policy.ts';
-import type { AdviceContext } from './protocol.ts';
-import { startLLMServer, type LLMServer, type LLMServerOptions } from '../../test/support/llm-server.ts';
+import { ADVICE, ADVICE_CONTEXT, llmServers, testAdvisor } from '../../test/support/llm-advisor.ts';
+import type { LLMServer, LLMServerOptions } from '../../test/support/llm-server.ts';
 
 const KEY = 'sk-advisor-test-5b1d';
-const CTX: AdviceContext = {
-  allowedActions: ['ScaleUp', 'Noop'],
-  metric: { value: 5, threshold: 1, operator: 'GreaterThan', breachSeconds: 120 },
-  deployment: { replicas: 2, readyReplicas: 2, availableReplicas: 2 },
-  attempts: 0,
-  maxAttempts: 3,
-  recentEventReasons: {},
-};
+const CTX = ADVICE_CONTEXT;
 
-const servers: LLMServer[] = [];
-after(() => Promise.all(servers.map((s) => s.close())));
+const servers = llmServers();
+after(() => servers.closeAll());
+const server = (opts: LLMServerOptions): Promise<LLMServer> => servers.start({ json: ADVICE }, opts);
 
-async function server(opts: LLMServerOptions): Promise<LLMServer> {
-  const s = await startLLMServer({ json: { action: 'ScaleUp', confidence: 0.7, reason: 'load' } }, opts);
-  servers.push(s);
-  return s;
-}
-
-function advisor(extra: Partial<AdvisorOptions> = {}): Advisor {
-  return new Advisor({
-    allowlist: parseAllowlist('127.0.0.1'),
-    budget: new CallBudget(100, 100),
-    breaker: new CircuitBreaker(3, 60_000),
-    defaultModel: 'test-model',
-    env: { AIOPS_LLM_API_KEY: KEY },
-    apiKeyEnv: 'AIOPS_LLM_API_KEY',
-    ...extra,
-  });
-}
+const advisor = (extra: Partial<AdvisorOptions> = {}): Advisor =>
+  testAdvisor({ allowlist: '127.0.0.1', defaultModel: 'test-model', key: KEY }, extra);
 
 const body = (s: LLMServer, i: number): Record<string, unknown> =>
   JSON.parse(s.requests[i]?.body ?? '{}') as Record<string, unknown>;
