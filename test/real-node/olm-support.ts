@@ -16,7 +16,10 @@ export function olmViews(kubectl: Kubectl, namespace: string) {
       return undefined;
     }
   };
-  /** Subscription conditions, InstallPlans and CSVs, one line each, for an error message. */
+  /**
+   * Subscription conditions, InstallPlans, CSVs, ReplicaSets, Pods, Nodes, the operator's last
+   * log lines and the namespace's last events, for an error message.
+   */
   const state = (): string => {
     const read = (args: string[]): string => {
       try {
@@ -28,7 +31,12 @@ export function olmViews(kubectl: Kubectl, namespace: string) {
     return (
       `subscription: ${read(['get', 'subscription', '-n', namespace, '-o', 'jsonpath={.items[*].status.conditions}'])}` +
       `\ninstallplans: ${read(['get', 'installplan', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.clusterServiceVersionNames} {.status.phase} {.status.conditions}{"\\n"}{end}'])}` +
-      `\ncsv: ${read(['get', 'csv', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}`
+      `\ncsv: ${read(['get', 'csv', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{"\\n"}{end}'])}` +
+      `\nreplicasets: ${read(['get', 'replicasets', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.metadata.name} spec={.spec.replicas} status={.status.replicas} ready={.status.readyReplicas}{"\\n"}{end}'])}` +
+      `\npods: ${read(['get', 'pods', '-n', namespace, '-o', 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} deleting={.metadata.deletionTimestamp} node={.spec.nodeName} ready={.status.conditions[?(@.type=="Ready")].status} restarts={.status.containerStatuses[*].restartCount} {.status.containerStatuses[*].state} last={.status.containerStatuses[*].lastState}{"\\n"}{end}'])}` +
+      `\nnodes: ${read(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} {range .status.conditions[*]}{.type}={.status} {end} taints={.spec.taints}{"\\n"}{end}'])}` +
+      `\noperator logs:\n${read(['logs', '-n', namespace, '-l', 'app.kubernetes.io/name=aiops-operator', '--prefix', '--tail=8', '--max-log-requests=6'])}` +
+      `\nlast events:\n${read(['get', 'events', '-n', namespace, '--sort-by=.lastTimestamp', '-o', 'jsonpath={range .items[*]}{.lastTimestamp} {.involvedObject.kind}/{.involvedObject.name} {.reason}: {.message}{"\\n"}{end}']).split('\n').slice(-40).join('\n')}`
     );
   };
   return {
