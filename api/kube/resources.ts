@@ -136,13 +136,15 @@ export class ResourceClient<T> {
 
   /**
    * Streams watch events from `resourceVersion` until the server ends the watch or `signal`
-   * aborts. Rejects with GoneError when the resourceVersion is too old (relist then).
+   * aborts; `onOpen` runs once the apiserver has accepted the watch, before any event.
+   * Rejects with GoneError when the resourceVersion is too old (relist then).
    */
   watch(
     namespace: string | undefined,
     opts: ListOptions & { timeoutSeconds?: number; allowWatchBookmarks?: boolean },
     onEvent: (ev: WatchEvent<T>) => void,
     signal?: AbortSignal,
+    onOpen?: () => void,
   ): Promise<void> {
     return this.transport.stream(
       {
@@ -151,6 +153,7 @@ export class ResourceClient<T> {
         ...(signal ? { signal } : {}),
       },
       (line) => onEvent(JSON.parse(line) as WatchEvent<T>),
+      onOpen,
     );
   }
 }

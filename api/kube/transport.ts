@@ -99,11 +99,12 @@ export class KubeTransport {
   }
 
   /**
-   * Opens a streaming GET (a watch) and calls `onLine` for every newline-terminated chunk.
-   * Resolves when the server closes the stream; rejects with a typed ApiError on a non-2xx
-   * answer. No timeout applies; abort through `signal`.
+   * Opens a streaming GET (a watch) and calls `onLine` for every newline-terminated chunk;
+   * `onOpen`, when given, runs once the server has answered 2xx (before any line). Resolves
+   * when the server closes the stream; rejects with a typed ApiError on a non-2xx answer.
+   * No timeout applies; abort through `signal`.
    */
-  stream(opts: RequestOptions, onLine: (line: string) => void): Promise<void> {
+  stream(opts: RequestOptions, onLine: (line: string) => void, onOpen?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
       const req = this.#open(opts, undefined, (res) => {
         const status = res.statusCode ?? 0;
@@ -114,6 +115,7 @@ export class KubeTransport {
           res.on('end', () => reject(apiErrorFrom(status, text === '' ? undefined : parseJson(text))));
           return;
         }
+        onOpen?.();
         let buffer = '';
         res.on('data', (chunk: string) => {
           buffer += chunk;

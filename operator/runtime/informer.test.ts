@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { eventually } from '../../test/support/operator.ts';
@@ -109,4 +109,46 @@ test('a list+watch failing three times in a row reports why (what Degraded shows
   assert.match(failing, /404|not found/i);
   assert.equal(informer.synced, false);
   await informer.stop();
+});
+
+test('a failing list+watch stops reporting failing as soon as a watch is accepted, without waiting for an event', async (t) => {
+  const group = `recovers-${Date.now().toString(36)}.aiops.example.com`;
+  const transport = await testTransport();
+  const crds = new ResourceClient<object>(transport, CRD_RESOURCE);
+  const things = new ResourceClient<ConfigMap>(transport, {
+    group,
+    version: 'v1',
+    plural: 'things',
+    namespaced: true,
+  });
+  const informer = new Informer(things, { backoffBaseMs: 50, backoffMaxMs: 100 });
+  void informer.start();
+  t.after(() => informer.stop());
+  await eventually('the informer to report failing', () => Promise.resolve(informer.failing));
+  await crds.create(undefined, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `things.${group}` },
+    spec: {
+      group,
+      names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  });
+  t.after(() => crds.delete(undefined, `things.${group}`));
+  // No object of the new kind exists, so the watch carries no event (bookmarks come about a
+  // minute apart): only the accepted watch can clear it within the 20 s.
+  await eventually(
+    'the informer to stop reporting failing',
+    () => Promise.resolve(informer.synced && informer.failing === undefined ? true : undefined),
+    20_000,
+  );
 });

@@ -104,8 +104,8 @@ export class Informer<T extends KubeObject> {
 
   /**
    * The last error while the list+watch has failed three or more times in a row (about 6 s
-   * of backoff; the cache then serves what it last saw), else undefined. Cleared by the next
-   * watch event.
+   * of backoff; the cache then serves what it last saw), else undefined. Cleared as soon as
+   * the apiserver accepts a watch again, without waiting for an event.
    */
   get failing(): string | undefined {
     return this.#failures >= 3 ? this.#lastError : undefined;
@@ -248,6 +248,7 @@ export class Informer<T extends KubeObject> {
           if (failure !== undefined) stop();
         },
         stream.signal,
+        onData,
       );
     } finally {
       clearTimeout(watchdog);
