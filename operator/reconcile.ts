@@ -5,37 +5,28 @@
 // query confined to the target's namespace) → decide (pure) → approval → gates
 // (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
 // decision → act → write the outcome → requeue after intervalSeconds. When the computed
-// status equals the stored one nothing is written and no Event is recorded.
+// status equals the stored one nothing is written and no Event is recorded. The observations
+// are observe.ts, the deletion cleanup finalize.ts.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
 import { metaTime } from '../api/status/conditions.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
-import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
-import { crossNamespaceRefusal, mayTarget, targetOwner, type RemediationSlots } from './decision/caps.ts';
-import {
-  blockAct,
-  decide,
-  type Defaults,
-  type MetricObservation,
-  type TargetObservation,
-  type Verdict,
-} from './decision/decide.ts';
+import type { RemediationSlots } from './decision/caps.ts';
+import { blockAct, decide, type Defaults, type Verdict } from './decision/decide.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { History } from './edges/history.ts';
 import type { Result } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
-import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
 import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
-import { confineQuery } from './decision/confine.ts';
 import { firstSight } from './decision/first-sight.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
@@ -44,6 +35,9 @@ import type { Telemetry } from './telemetry.ts';
 import type { ActionGate } from './action-gate.ts';
 import { stalledStatus } from './decision/stalled.ts';
 import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
+import { finalizeTask } from './finalize.ts';
+import type { PrometheusClient } from './edges/prometheus.ts';
+import { observeMetric, observeTarget } from './observe.ts';
 
 /** Everything reconcile reads from and writes to. */
 export interface ReconcilerDeps {
@@ -130,7 +124,7 @@ export class Reconciler {
     const log = d.log.with({ key });
     const [namespace = '', name = ''] = key.split('/');
     if (cached.metadata.deletionTimestamp !== undefined) {
-      await this.#finalize(cached, log);
+      await finalizeTask(d, cached, log);
       this.#forget(key);
       return {};
     }
@@ -167,8 +161,8 @@ export class Reconciler {
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
     const targetNs = task.spec.target.namespace ?? task.metadata.namespace ?? '';
     const deployment = d.deployments.get(`${targetNs}/${task.spec.target.name}`);
-    const target = this.#target(key, task, targetNs, deployment);
-    const metric = await this.#metric(task, target, targetNs);
+    const target = observeTarget(d, key, task, targetNs, deployment);
+    const metric = await observeMetric(d, task, target, targetNs);
     const approval = applyApproval(task, decide(task, target, metric, now, d.defaults));
     let verdict = approval.verdict;
     let extra: EvaluationExtra =
@@ -289,58 +283,6 @@ export class Reconciler {
     return { verdict, extra: { ...extra, effect: effectOf(prepared) }, prepared };
   }
 
-  #target(
-    key: string,
-    task: v2.AITask,
-    targetNs: string,
-    deployment: Deployment | undefined,
-  ): TargetObservation {
-    const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
-    if (!mayTarget(task, this.#d.allowCrossNamespace))
-      return {
-        found: false,
-        reason: 'CrossNamespaceRefused',
-        message: crossNamespaceRefusal(task),
-      };
-    if (!deployment) return { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
-    const rivals = this.#d.taskCache
-      .byIndex('target', `${targetNs}/${task.spec.target.name}`)
-      .map((k) => (k === key ? task : this.#d.taskCache.get(k)))
-      .filter((t) => t !== undefined);
-    const owner = targetOwner(
-      rivals.some((t) => t === task) ? rivals : [...rivals, task],
-      this.#d.allowCrossNamespace,
-    );
-    if (owner !== undefined && owner !== key)
-      return {
-        found: false,
-        reason: 'DuplicateTarget',
-        message: `AITask ${owner} already watches ${ref}; this one never acts while it exists`,
-      };
-    return { found: true, replicas: deployment.spec?.replicas ?? 1 };
-  }
-
-  async #metric(
-    task: v2.AITask,
-    target: TargetObservation,
-    targetNs: string,
-  ): Promise<MetricObservation | undefined> {
-    if (task.spec.paused === true || !target.found) return undefined;
-    let query = task.spec.trigger.query;
-    if (query === undefined) {
-      try {
-        query = renderQuery(this.#d.defaultQuery, { namespace: targetNs, name: task.spec.target.name });
-      } catch (err) {
-        return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
-      }
-    } else if (this.#d.confineQueries) {
-      const confined = confineQuery(query, targetNs);
-      if (!confined.ok) return { ok: false, reason: 'QueryRefused', message: confined.message };
-      query = confined.query;
-    }
-    return this.#d.prometheus.query(query);
-  }
-
   /** PUT of the status subresource, bound to `task`'s resourceVersion; then its Events. */
   async #writeStatus(
     task: v2.AITask,
@@ -390,40 +332,5 @@ export class Reconciler {
   #forget(key: string): void {
     if (this.#d.slots.forget(key)) this.#d.onSlotFreed?.();
     this.#d.advisor.forget(key);
-  }
-
-  /**
-   * Uncordons the nodes of status.cordonedNodes that carry this AITask's mark (status alone
-   * is not trusted: anyone who may write aitasks/status could list any node), then removes
-   * the finalizer.
-   */
-  async #finalize(task: v2.AITask, log: Logger): Promise<void> {
-    if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) return;
-    if (this.#d.gate && !(await this.#d.gate('before-cleanup', task.metadata.uid ?? ''))) return;
-    const uncordoned: string[] = [];
-    const notOwned: string[] = [];
-    for (const node of task.status?.cordonedNodes ?? []) {
-      const result = await this.#d.actions.uncordon(node, task.metadata.uid ?? '');
-      if (result === 'uncordoned') uncordoned.push(node);
-      else if (result === 'notOwned') notOwned.push(node);
-    }
-    const events: EventSpec[] = [];
-    if (uncordoned.length > 0)
-      events.push({
-        type: 'Normal',
-        reason: 'Uncordoned',
-        action: 'Finalize',
-        note: `uncordoned ${uncordoned.join(', ')}`,
-      });
-    if (notOwned.length > 0)
-      events.push({
-        type: 'Warning',
-        reason: 'UncordonRefused',
-        action: 'Finalize',
-        note: `left ${notOwned.join(', ')} as they are: status lists them, but they do not carry this AITask's ${CORDONED_BY_ANNOTATION} mark`,
-      });
-    await this.#d.events.record(task, events);
-    await this.#d.tasks.removeFinalizer(task.metadata.namespace ?? '', task.metadata.name ?? '');
-    log.info('finalizer removed', { uncordoned, notOwned });
   }
 }

@@ -1,0 +1,89 @@
+// What one reconcile observes before deciding: the target (the Deployment from the cache,
+// refused across namespaces unless allowed, and owned by one AITask only) and the metric (the
+// default query rendered for the target, or the task's own query confined to the target's
+// namespace, read from Prometheus). Both become the observations `decide` takes.
+
+import type * as v2 from '../api/schema/v2.ts';
+import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
+import { confineQuery } from './decision/confine.ts';
+import type { MetricObservation, TargetObservation } from './decision/decide.ts';
+import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
+import type { Informer } from './runtime/informer.ts';
+import type { Deployment } from './runtime/kinds.ts';
+
+/** What observing a target reads. */
+export interface TargetSources {
+  /** The AITask cache, with its `target` index (`namespace/name` of the Deployment). */
+  readonly taskCache: Informer<v2.AITask>;
+  /** Allow targets outside the AITask's namespace (default false: refused). */
+  readonly allowCrossNamespace: boolean;
+}
+
+/**
+ * The target of the AITask `key` as `decide` sees it: not found when the Deployment is
+ * missing, when the task may not target it (CrossNamespaceRefused), or when an older task
+ * that may act on it owns it (DuplicateTarget); else its desired replicas (default 1).
+ */
+export function observeTarget(
+  s: TargetSources,
+  key: string,
+  task: v2.AITask,
+  targetNs: string,
+  deployment: Deployment | undefined,
+): TargetObservation {
+  const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
+  if (!mayTarget(task, s.allowCrossNamespace))
+    return { found: false, reason: 'CrossNamespaceRefused', message: crossNamespaceRefusal(task) };
+  if (!deployment) return { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
+  const rivals = s.taskCache
+    .byIndex('target', `${targetNs}/${task.spec.target.name}`)
+    .map((k) => (k === key ? task : s.taskCache.get(k)))
+    .filter((t) => t !== undefined);
+  const owner = targetOwner(
+    rivals.some((t) => t === task) ? rivals : [...rivals, task],
+    s.allowCrossNamespace,
+  );
+  if (owner !== undefined && owner !== key)
+    return {
+      found: false,
+      reason: 'DuplicateTarget',
+      message: `AITask ${owner} already watches ${ref}; this one never acts while it exists`,
+    };
+  return { found: true, replicas: deployment.spec?.replicas ?? 1 };
+}
+
+/** What reading the metric needs. */
+export interface MetricSources {
+  readonly prometheus: PrometheusClient;
+  /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}` are the target's. */
+  readonly defaultQuery: string;
+  /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
+  readonly confineQueries: boolean;
+}
+
+/**
+ * The metric for `task`, or undefined when the task is paused or its target was not found
+ * (nothing is queried then). A query that cannot be rendered is QueryFailed, one that may not
+ * be confined is QueryRefused; otherwise Prometheus answers (edges/prometheus.ts says how).
+ */
+export async function observeMetric(
+  s: MetricSources,
+  task: v2.AITask,
+  target: TargetObservation,
+  targetNs: string,
+): Promise<MetricObservation | undefined> {
+  if (task.spec.paused === true || !target.found) return undefined;
+  let query = task.spec.trigger.query;
+  if (query === undefined) {
+    try {
+      query = renderQuery(s.defaultQuery, { namespace: targetNs, name: task.spec.target.name });
+    } catch (err) {
+      return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
+    }
+  } else if (s.confineQueries) {
+    const confined = confineQuery(query, targetNs);
+    if (!confined.ok) return { ok: false, reason: 'QueryRefused', message: confined.message };
+    query = confined.query;
+  }
+  return s.prometheus.query(query);
+}
