@@ -1,14 +1,18 @@
 // The webhook follows its certificate Secret through the API, on the real apiserver: a
 // server started with certificate A (files) serves the Secret's certificate B after one
 // poll, then C after the Secret changes — what OLM does during an upgrade — while its
-// files still hold A. A Secret without a key pair keeps the served certificate.
+// files still hold A. A Secret without a key pair keeps the served certificate. And with
+// polling an hour apart, a Go client (kubectl, whose crypto/tls the kube-apiserver shares)
+// that rejects the served certificate makes the server read the Secret at once.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import * as https from 'node:https';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { createLogger } from '../api/log.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { startWebhookServer } from '../conversion-webhook/server.ts';
@@ -32,6 +36,44 @@ function trusts(port: number, cert: ServingCert): Promise<boolean> {
   });
 }
 
+/**
+ * Whether kubectl trusting only `cert`'s CA gets /healthz from the server. A Go client that
+ * does not trust the certificate ends the handshake with a bad_certificate alert, as the
+ * kube-apiserver does when the CRD's caBundle and the served certificate disagree.
+ */
+async function goClientTrusts(port: number, cert: ServingCert): Promise<boolean> {
+  const ca = join(cert.dir, 'ca-only.crt');
+  writeFileSync(ca, cert.caPem);
+  // Not execFileSync: the server answers from this process's event loop.
+  return promisify(execFile)(
+    'kubectl',
+    [
+      'get',
+      '--raw',
+      '/healthz',
+      `--server=https://127.0.0.1:${port}`,
+      `--certificate-authority=${ca}`,
+      '--token=unused',
+      '--request-timeout=5s',
+    ],
+    { env: { ...process.env, KUBECONFIG: '/dev/null' } },
+  ).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The webhook-cert Secret holding `cert`. */
+function certSecret(cert: ServingCert) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'webhook-cert' },
+    type: 'Opaque',
+    data: { 'tls.crt': b64(cert.certFile), 'tls.key': b64(cert.keyFile) },
+  };
+}
+
 test('the served certificate follows the Secret, ahead of the files', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-secret-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,14 +90,7 @@ test('the served certificate follows the Secret, ahead of the files', async (t) 
     plural: 'secrets',
     namespaced: true,
   });
-  const secret = (cert: ServingCert) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'webhook-cert' },
-    type: 'Opaque',
-    data: { 'tls.crt': b64(cert.certFile), 'tls.key': b64(cert.keyFile) },
-  });
-  await secrets.create(ns, secret(b));
+  await secrets.create(ns, certSecret(b));
   const server = await startWebhookServer({ port: 0, host: '127.0.0.1', cert: a, logger: quiet });
   t.after(() => server.close(100));
   assert.equal(await trusts(server.port, a), true, 'starts with the files');
@@ -72,17 +107,58 @@ test('the served certificate follows the Secret, ahead of the files', async (t) 
   await eventually('the Secret certificate B served', async () =>
     (await trusts(server.port, b)) ? true : undefined,
   );
-  await secrets.replace(ns, 'webhook-cert', secret(c));
+  await secrets.replace(ns, 'webhook-cert', certSecret(c));
   await eventually('the changed Secret certificate C served', async () =>
     (await trusts(server.port, c)) ? true : undefined,
   );
   assert.equal(await trusts(server.port, a), false);
 
-  await secrets.replace(ns, 'webhook-cert', { ...secret(c), data: { other: 'eA==' } });
+  await secrets.replace(ns, 'webhook-cert', { ...certSecret(c), data: { other: 'eA==' } });
   await new Promise((r) => setTimeout(r, 600));
   assert.equal(
     await trusts(server.port, c),
     true,
     'a Secret without a key pair keeps the served certificate',
   );
+});
+
+test('a client rejecting the served certificate makes the server read its Secret at once', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-rejected-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const [a, b, c] = ['a', 'b', 'c'].map((n) => createServingCert(join(dir, n))) as [
+    ServingCert,
+    ServingCert,
+    ServingCert,
+  ];
+  const ns = await freshNamespace('cert-rejected', (fn) => t.after(fn));
+  const transport = await testTransport();
+  const secrets = new ResourceClient<object>(transport, {
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    namespaced: true,
+  });
+  await secrets.create(ns, certSecret(b));
+  const server = await startWebhookServer({ port: 0, host: '127.0.0.1', cert: a, logger: quiet });
+  t.after(() => server.close(100));
+  const stop = followCertSecret({
+    transport,
+    namespace: ns,
+    name: 'webhook-cert',
+    server,
+    log: quiet,
+    intervalMs: 3_600_000,
+  });
+  t.after(stop);
+  await eventually('the Secret certificate B served (the first read)', async () =>
+    (await trusts(server.port, b)) ? true : undefined,
+  );
+  // OLM's new certificate, as at an upgrade; the next poll is an hour away.
+  await secrets.replace(ns, 'webhook-cert', certSecret(c));
+  assert.equal(await goClientTrusts(server.port, c), false, 'B is still served: the client rejects it');
+  await eventually('certificate C served after the rejection', async () =>
+    (await goClientTrusts(server.port, c)) ? true : undefined,
+  );
+  const rejections = (await server.metrics.certificateRejections.get()).values[0]?.value ?? 0;
+  assert.ok(rejections >= 1, `aiops_conversion_certificate_rejections_total is ${rejections}`);
 });

@@ -4,9 +4,12 @@
 // CRD's caBundle at it at once, so until then the running pods serve a certificate the
 // apiserver no longer trusts and every AITask read that needs conversion fails — and the new
 // pods cannot become Ready, because their caches need that conversion. Reading the Secret
-// itself (OLM grants `get` on it) closes that window to one poll interval. Each read also
-// hands OLM's CA to `onCA`, which puts it back into the CRD when an InstallPlan removed it
-// (cmd/conversion-ca-bundle.ts).
+// itself (OLM grants `get` on it) closes that window to one poll interval, and to one
+// rejected handshake when the apiserver says so: it ends the TLS handshake with an alert
+// when it does not trust the served certificate, and that alert triggers a read at once.
+// Each read also hands OLM's CA to `onCA`, which puts it back into the CRD when an
+// InstallPlan removed it (cmd/conversion-ca-bundle.ts) — the other reason the apiserver
+// rejects the certificate.
 
 import type { Logger } from '../api/log.ts';
 import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
@@ -15,6 +18,9 @@ import type { WebhookServer } from '../conversion-webhook/server.ts';
 
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 
+/** The least time between two reads of the Secret that rejected handshakes trigger, in ms. */
+const REJECTION_READ_GAP_MS = 1_000;
+
 interface TlsSecret {
   data?: { 'tls.crt'?: string; 'tls.key'?: string; olmCAKey?: string };
 }
@@ -22,9 +28,10 @@ interface TlsSecret {
 /**
  * Polls Secret `namespace/name` every `intervalMs` (default 5 000) and hands a changed
  * tls.crt/tls.key to `server`, and the CA OLM keeps beside them (`olmCAKey`, base64 of its
- * PEM) to `onCA` on every read that has it. A failed read or an unusable pair is logged and
- * retried at the next poll; the served certificate stays. Returns a function that stops
- * polling.
+ * PEM) to `onCA` on every read that has it. A client rejecting the served certificate
+ * (`server.onCertificateRejected`) triggers a read at once, at most one per second however
+ * many reject. A failed read or an unusable pair is logged and retried at the next poll; the
+ * served certificate stays. Returns a function that stops polling.
  */
 export function followCertSecret(opts: {
   readonly transport: KubeTransport;
@@ -52,7 +59,9 @@ export function followCertSecret(opts: {
     }
     if (data?.olmCAKey !== undefined) await opts.onCA?.(data.olmCAKey);
   };
+  let lastRead = 0;
   const tick = (): void => {
+    lastRead = Date.now();
     poll().catch((err: unknown) =>
       opts.log.warn('webhook certificate Secret not read; retrying at the next poll', {
         secret: where,
@@ -60,8 +69,26 @@ export function followCertSecret(opts: {
       }),
     );
   };
+  let soon: NodeJS.Timeout | undefined;
+  const readSoon = (): void => {
+    if (soon !== undefined) return;
+    soon = setTimeout(
+      () => {
+        soon = undefined;
+        opts.log.info('a client rejected the served certificate; reading its Secret now', { secret: where });
+        tick();
+      },
+      Math.max(0, lastRead + REJECTION_READ_GAP_MS - Date.now()),
+    );
+    soon.unref();
+  };
+  const stopListening = opts.server.onCertificateRejected(readSoon);
   tick();
   const timer = setInterval(tick, opts.intervalMs ?? 5_000);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(soon);
+    stopListening();
+  };
 }

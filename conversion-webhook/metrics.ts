@@ -8,6 +8,7 @@ export interface WebhookMetrics {
   requests: Counter<'code' | 'result'>;
   objects: Counter<'desired'>;
   failures: Counter<'reason'>;
+  certificateRejections: Counter;
   duration: Histogram<'result'>;
 }
 
@@ -33,6 +34,11 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       name: 'aiops_conversion_failures_total',
       help: 'Failed requests by reason (malformed, conversion, body_too_large, timeout).',
       labelNames: ['reason'],
+      registers: [registry],
+    }),
+    certificateRejections: new Counter({
+      name: 'aiops_conversion_certificate_rejections_total',
+      help: "TLS handshakes a client ended because it does not trust the served certificate (the CRD's caBundle and the certificate disagree).",
       registers: [registry],
     }),
     duration: new Histogram({

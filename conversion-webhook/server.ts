@@ -9,7 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
 import { handleReview } from './review.ts';
-import { certPathsIn, DEFAULT_CERT_DIR, readCertPair, watchCertPair, type CertPaths } from './tls.ts';
+import {
+  certPathsIn,
+  DEFAULT_CERT_DIR,
+  isCertificateRejection,
+  readCertPair,
+  watchCertPair,
+  type CertPaths,
+} from './tls.ts';
 
 export interface WebhookOptions {
   /** TCP port (default 9443; 0 picks a free one). */
@@ -39,6 +46,12 @@ export interface WebhookServer {
    * Throws (and keeps the current one) when the pair is not a valid certificate and key.
    */
   useCertificate(pair: { readonly cert: Buffer; readonly key: Buffer }): void;
+  /**
+   * Calls `listener` each time a client ends the TLS handshake because it does not trust the
+   * served certificate (`isCertificateRejection`): the caBundle it verifies with and the
+   * certificate served disagree. Returns a function that removes the listener.
+   */
+  onCertificateRejected(listener: () => void): () => void;
   /** Stops accepting, waits for in-flight requests (at most `graceMs`, default 10 000), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -58,7 +71,13 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     connectionsCheckingInterval: Math.min(opts.requestTimeoutMs ?? 10_000, 1000),
   });
   server.on('request', (req, res) => route(req, res, { log, metrics, maxBody }));
-  server.on('tlsClientError', (err) => log.debug('TLS handshake failed', { err }));
+  const rejectionListeners = new Set<() => void>();
+  server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+    log.debug('TLS handshake failed', { err });
+    if (!isCertificateRejection(err.code)) return;
+    metrics.certificateRejections.inc();
+    for (const listener of rejectionListeners) listener();
+  });
   const stopWatching = watchCertPair(
     certPaths,
     (next) => {
@@ -85,6 +104,12 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     metrics,
     useCertificate: (next) => {
       server.setSecureContext({ cert: next.cert, key: next.key });
+    },
+    onCertificateRejected: (listener) => {
+      rejectionListeners.add(listener);
+      return () => {
+        rejectionListeners.delete(listener);
+      };
     },
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {

@@ -56,3 +56,16 @@ export function watchCertPair(
     unwatchFile(paths.keyFile, listener);
   };
 }
+
+/**
+ * Whether a failed TLS handshake (Node's `tlsClientError` code) is the client refusing the
+ * served certificate: a TLS alert bad_certificate (what Go clients such as the kube-apiserver
+ * send when verification fails), certificate_unknown, certificate_expired or unknown_ca
+ * (OpenSSL clients). Other handshake failures (a port scan, a protocol mismatch) are not.
+ */
+export function isCertificateRejection(code: string | undefined): boolean {
+  return (
+    code !== undefined &&
+    /_ALERT_(BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|CERTIFICATE_EXPIRED|UNKNOWN_CA)$/.test(code)
+  );
+}
