@@ -69,10 +69,14 @@ function buildOnce(): void {
   }
 }
 
-/** Builds the plugin (once per test run) and returns a PATH with kubectl-aiops on it. */
+/**
+ * Builds the plugin (once per test run) and returns a PATH with kubectl-aiops on it: a temp
+ * dir of links into dist/, removed when this process exits.
+ */
 export function buildAndInstall(): string {
   buildOnce();
   const bin = mkdtempSync(join(tmpdir(), 'aiops-plugin-path-'));
+  process.once('exit', () => rmSync(bin, { recursive: true, force: true }));
   for (const exe of ['kubectl-aiops', 'kubectl_complete-aiops'])
     symlinkSync(join(root, 'dist', exe), join(bin, exe));
   return userPath(bin);
