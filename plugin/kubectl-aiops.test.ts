@@ -4,7 +4,7 @@
 // and ControllerRevisions are written directly, so no operator needs to run.
 
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -157,9 +157,10 @@ void describe('kubectl aiops: errors name the object and the fix', () => {
     );
   });
 
-  void test('unreachable server', async () => {
+  void test('unreachable server', async (t) => {
     const kc = join(tmpdir(), `aiops-unreachable-${process.pid}.kubeconfig`);
     writeFileSync(kc, readFileSync(KC, 'utf8').replace(/server: .*/, 'server: https://127.0.0.1:1'));
+    t.after(() => rmSync(kc, { force: true }));
     const r = await run(['describe', 'x', '--kubeconfig', kc, '--request-timeout', '5s']);
     assert.equal(r.code, 1);
     oneLine(r);
