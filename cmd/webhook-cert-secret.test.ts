@@ -11,7 +11,7 @@ import * as https from 'node:https';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
 import { createLogger } from '../api/log.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
@@ -74,7 +74,11 @@ function certSecret(cert: ServingCert) {
   };
 }
 
-test('the served certificate follows the Secret, ahead of the files', async (t) => {
+/**
+ * Three certificates A, B, C; Secret `webhook-cert` holding B in a fresh namespace; a webhook
+ * server started with A's files and following the Secret every `intervalMs`. All removed after `t`.
+ */
+async function followingServer(t: TestContext, intervalMs: number) {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-secret-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const [a, b, c] = ['a', 'b', 'c'].map((n) => createServingCert(join(dir, n))) as [
@@ -93,17 +97,22 @@ test('the served certificate follows the Secret, ahead of the files', async (t) 
   await secrets.create(ns, certSecret(b));
   const server = await startWebhookServer({ port: 0, host: '127.0.0.1', cert: a, logger: quiet });
   t.after(() => server.close(100));
-  assert.equal(await trusts(server.port, a), true, 'starts with the files');
-
+  const startsWithFiles = await trusts(server.port, a);
   const stop = followCertSecret({
     transport,
     namespace: ns,
     name: 'webhook-cert',
     server,
     log: quiet,
-    intervalMs: 200,
+    intervalMs,
   });
   t.after(stop);
+  return { a, b, c, ns, secrets, server, startsWithFiles };
+}
+
+test('the served certificate follows the Secret, ahead of the files', async (t) => {
+  const { a, b, c, ns, secrets, server, startsWithFiles } = await followingServer(t, 200);
+  assert.equal(startsWithFiles, true, 'starts with the files');
   await eventually('the Secret certificate B served', async () =>
     (await trusts(server.port, b)) ? true : undefined,
   );
@@ -123,33 +132,7 @@ test('the served certificate follows the Secret, ahead of the files', async (t) 
 });
 
 test('a client rejecting the served certificate makes the server read its Secret at once', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-rejected-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const [a, b, c] = ['a', 'b', 'c'].map((n) => createServingCert(join(dir, n))) as [
-    ServingCert,
-    ServingCert,
-    ServingCert,
-  ];
-  const ns = await freshNamespace('cert-rejected', (fn) => t.after(fn));
-  const transport = await testTransport();
-  const secrets = new ResourceClient<object>(transport, {
-    group: '',
-    version: 'v1',
-    plural: 'secrets',
-    namespaced: true,
-  });
-  await secrets.create(ns, certSecret(b));
-  const server = await startWebhookServer({ port: 0, host: '127.0.0.1', cert: a, logger: quiet });
-  t.after(() => server.close(100));
-  const stop = followCertSecret({
-    transport,
-    namespace: ns,
-    name: 'webhook-cert',
-    server,
-    log: quiet,
-    intervalMs: 3_600_000,
-  });
-  t.after(stop);
+  const { b, c, ns, secrets, server } = await followingServer(t, 3_600_000);
   await eventually('the Secret certificate B served (the first read)', async () =>
     (await trusts(server.port, b)) ? true : undefined,
   );
