@@ -122,6 +122,22 @@ export function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
+/**
+ * Of `mounts`, those a killed run's real node left behind: under the node dir (`node/`) of a
+ * harness cluster dir in `tmp` (`aiops-cluster-*`) other than `ownNodeDir`. Only meaningful
+ * while the caller holds the machine's one real node, so no other node is using them.
+ */
+export function leftoverNodeMounts(mounts: readonly string[], tmp: string, ownNodeDir: string): string[] {
+  const prefix = `${tmp.replace(/\/$/, '')}/aiops-cluster-`;
+  return mounts.filter(
+    (m) =>
+      m.startsWith(prefix) &&
+      /^[^/]+\/node\//.test(m.slice(prefix.length)) &&
+      m !== ownNodeDir &&
+      !m.startsWith(`${ownNodeDir}/`),
+  );
+}
+
 /** Unmounts everything at or under `dir`, deepest first (lazily, so a busy mount cannot block). */
 export function unmountUnder(dir: string): void {
   for (const m of mountsUnder(dir)) run('umount', ['-l', m]);

@@ -6,6 +6,7 @@
 // table, mount, cgroup or changed sysctl behind (host-state.ts).
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadIntoContainerd } from '../../../scripts/lib/images.ts';
 import type { KubeHttp } from '../kube-http.ts';
@@ -24,6 +25,8 @@ import {
 import {
   createCgroups,
   killAll,
+  leftoverNodeMounts,
+  mountsUnder,
   pidsInCgroups,
   pidsMentioning,
   readSysctls,
@@ -182,6 +185,11 @@ export async function startRealNode(ctx: RealNodeContext): Promise<void> {
   const t0 = Date.now();
   await acquireNetwork(ctx.log);
   ctx.extendDeadline(Date.now() - t0);
+  const leftovers = leftoverNodeMounts(mountsUnder(tmpdir()), tmpdir(), p.dir);
+  if (leftovers.length > 0) {
+    ctx.log(`unmounting ${leftovers.length} mounts the real node of a killed run left in ${tmpdir()}`);
+    for (const m of leftovers) execFileSync('umount', ['-l', m]);
+  }
   // From here on this cluster owns the machine's real node: the host-state file says so.
   writeFileSync(p.hostState, JSON.stringify({ sysctls: readSysctls() }, null, 2));
   await writeNodeFiles(ctx);
