@@ -5,8 +5,8 @@
 // on PATH (e.g. Debian's package); ensurePrometheus builds it when there is neither.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -140,8 +140,9 @@ async function ready(url: string, child: ChildProcess, deadline: number, log: ()
 
 /**
  * Starts Prometheus on a free port of `host` (default 127.0.0.1) with storage in a fresh temp
- * dir, scraping `targets` (host:port) every second; resolves once /-/ready answers (deadline
- * `timeoutMs`, default 30 s). Throws at once when there is no Prometheus binary.
+ * dir (removed by `stop`, or when this process exits), scraping `targets` (host:port) every
+ * second; resolves once /-/ready answers (deadline `timeoutMs`, default 30 s). Throws at once
+ * when there is no Prometheus binary.
  */
 export async function startPrometheus(
   targets: readonly string[],
@@ -149,7 +150,16 @@ export async function startPrometheus(
   host = '127.0.0.1',
 ): Promise<Prometheus> {
   const binary = prometheusBinary();
-  const dir = await mkdtemp(join(tmpdir(), 'aiops-prometheus-'));
+  // Synchronous, so an exit cannot fall between making the dir and the hook removing it.
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-prometheus-'));
+  // A process that exits without stop() (Ctrl-C while Prometheus starts: the signal reached
+  // the process group before Prometheus joined it) kills it and removes the dir too.
+  let child: ChildProcess | undefined = undefined;
+  const onExit = (): void => {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   const [port = 0] = await freePorts(1, host);
   const config = [
     'global:',
@@ -160,8 +170,8 @@ export async function startPrometheus(
     '    scrape_interval: 1s',
     `    static_configs: [{ targets: [${targets.map((t) => `"${t}"`).join(', ')}] }]`,
   ].join('\n');
-  await writeFile(join(dir, 'prometheus.yml'), config + '\n');
-  const child = spawn(
+  writeFileSync(join(dir, 'prometheus.yml'), config + '\n');
+  const running = spawn(
     binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
@@ -171,25 +181,27 @@ export async function startPrometheus(
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  child = running;
   let output = '';
   const keep = (c: Buffer): void => {
     output = (output + c.toString()).slice(-4000);
   };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  running.stdout.on('data', keep);
+  running.stderr.on('data', keep);
   const url = `http://${host}:${port}`;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    if (running.exitCode === null && running.signalCode === null) {
+      const exited = new Promise((r) => running.once('exit', r));
+      running.kill('SIGTERM');
+      const t = setTimeout(() => running.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(t);
     }
     await rm(dir, { recursive: true, force: true });
+    process.off('exit', onExit);
   };
   try {
-    await ready(url, child, Date.now() + timeoutMs, () => output);
+    await ready(url, running, Date.now() + timeoutMs, () => output);
   } catch (err) {
     await stop();
     throw err;

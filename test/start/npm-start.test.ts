@@ -1,8 +1,8 @@
 // `npm start` as a newcomer types it, on a cluster of its own (AIOPS_CLUSTER_DIR in a temp
 // dir): it comes up and the operator reconciles the samples; a missing Prometheus fails in
 // one line; and Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at every
-// stage leaves no process of its own behind. Only the persistent cluster outlives it, by
-// design, until `npm run cluster -- down`, which the test runs last.
+// stage leaves no process and no temp dir of its own behind. Only the persistent cluster
+// outlives it, by design, until `npm run cluster -- down`, which the test runs last.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +15,8 @@ import { pidsMentioning } from '../harness/real-node/host-state.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
+/** The TMPDIR of each npm start run, removed at the end. */
+const runTmps: string[] = [];
 
 /** Pids of live processes whose session id is `sid` (field 6 of /proc/<pid>/stat). */
 function sessionMembers(sid: number): number[] {
@@ -39,6 +41,8 @@ interface Run {
   readonly stderr: string;
   readonly stdout: string;
   readonly sid: number;
+  /** What the run's own TMPDIR holds of the project's temp dirs (aiops-*) at the time of the call. */
+  readonly leftInTmp: () => string[];
 }
 
 /**
@@ -47,11 +51,19 @@ interface Run {
  */
 async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, string> }): Promise<Run> {
   const [demoPort = 0] = await freePorts(1);
+  const tmp = mkdtempSync(join(tmpdir(), 'aiops-start-tmp-'));
+  runTmps.push(tmp);
   const child = spawn('npm', ['start'], {
     cwd: root,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AIOPS_CLUSTER_DIR: clusterDir, AIOPS_DEMO_PORT: String(demoPort), ...opts.env },
+    env: {
+      ...process.env,
+      AIOPS_CLUSTER_DIR: clusterDir,
+      AIOPS_DEMO_PORT: String(demoPort),
+      TMPDIR: tmp,
+      ...opts.env,
+    },
   });
   const pid = child.pid ?? 0;
   let stderr = '';
@@ -68,7 +80,8 @@ async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, strin
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.on('close', (c, s) => resolve([c, s])),
   );
-  return { code, signal, stderr, stdout, sid: pid };
+  const leftInTmp = (): string[] => readdirSync(tmp).filter((f) => f.startsWith('aiops-'));
+  return { code, signal, stderr, stdout, sid: pid, leftInTmp };
 }
 
 /** Waits up to 15 s for the session to empty (children finish their shutdown). */
@@ -94,6 +107,7 @@ describe('npm start', { concurrency: false }, () => {
     });
     assert.deepEqual(pidsMentioning(clusterDir), [], 'cluster down leaves no process');
     rmSync(dirname(clusterDir), { recursive: true, force: true });
+    for (const tmp of runTmps) rmSync(tmp, { recursive: true, force: true });
   });
 
   it('Ctrl-C while the cluster starts stops the half-started cluster too', async () => {
@@ -122,12 +136,13 @@ describe('npm start', { concurrency: false }, () => {
       assert.notEqual(run.code, 0, run.stderr);
       const left = await sessionEmpties(run.sid);
       assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
+      assert.deepEqual(run.leftInTmp(), [], 'no temp dir of its own left in TMPDIR');
     });
   }
 
   it('comes up, the operator reconciles the samples, and Ctrl-C stops it cleanly', async () => {
     const run = await npmStart({ interruptOn: /\[aiops\] Ctrl-C stops/ });
-    assert.match(run.stdout, /aitask\.aiops\.example\.com\/\S+ (created|unchanged|configured)/);
+    assert.match(run.stdout, /aitask\.aiops\.example\.com\/\S+ (created|unchanged|configured)/, run.stderr);
     assert.match(run.stdout, /NAME\s+TARGET/);
     assert.doesNotMatch(run.stderr, /conversion webhook.*connection refused/);
     const kubeconfig = join(clusterDir, 'kubeconfig');
@@ -151,5 +166,6 @@ describe('npm start', { concurrency: false }, () => {
     assert.doesNotMatch(run.stderr, /^\s+at /m, 'no stack trace');
     const left = await sessionEmpties(run.sid);
     assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
+    assert.deepEqual(run.leftInTmp(), [], 'no temp dir of its own left in TMPDIR');
   });
 });
