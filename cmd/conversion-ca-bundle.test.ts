@@ -16,6 +16,7 @@ import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
 import { startWebhookServer } from '../conversion-webhook/server.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
 import { freshNamespace, testTransport } from '../test/support/cluster.ts';
+import { scratchCRD } from '../test/support/scratch-crd.ts';
 import { eventually } from '../test/support/operator.ts';
 import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
@@ -44,17 +45,11 @@ interface CRD {
 
 /** A two-version CRD in its own group whose conversion webhook is Service `ns/service`, without a caBundle. */
 function bundleCopy(group: string, ns: string, service: string): CRD {
-  const schema = { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } };
+  const base = scratchCRD(group, ['v1', 'v2']);
   return {
-    metadata: { name: `widgets.${group}` },
+    ...base,
     spec: {
-      group,
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-      scope: 'Namespaced',
-      versions: [
-        { name: 'v1', served: true, storage: true, schema },
-        { name: 'v2', served: true, storage: false, schema },
-      ],
+      ...base.spec,
       conversion: {
         strategy: 'Webhook',
         webhook: {

@@ -15,6 +15,7 @@ import { certPathsIn } from './tls.ts';
 import { createLogger } from '../api/log.ts';
 import { ResourceClient } from '../api/kube/resources.ts';
 import { freshNamespace, testTransport } from '../test/support/cluster.ts';
+import { scratchCRD } from '../test/support/scratch-crd.ts';
 import { installCRD, crdClient } from '../scripts/lib/crd-install.ts';
 import type { CustomResourceDefinition } from '../api/crd.ts';
 
@@ -31,33 +32,18 @@ function probe(port: number, ca: string): Promise<number> {
   });
 }
 
-async function scratchCRD(): Promise<string> {
-  const group = `rot${randomBytes(3).toString('hex')}.aiops.test`;
+async function rotationCRD(): Promise<string> {
+  const base = scratchCRD(`rot${randomBytes(3).toString('hex')}.aiops.test`);
   const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `widgets.${group}` },
+    ...base,
     spec: {
-      group,
-      names: {
-        kind: 'Widget',
-        listKind: 'WidgetList',
-        plural: 'widgets',
-        singular: 'widget',
-        shortNames: [],
-        categories: [],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          subresources: { status: {} },
-          additionalPrinterColumns: [],
-        },
-      ],
+      ...base.spec,
+      names: { ...base.spec.names, shortNames: [], categories: [] },
+      versions: base.spec.versions.map((v) => ({
+        ...v,
+        subresources: { status: {} },
+        additionalPrinterColumns: [],
+      })),
       conversion: {
         strategy: 'Webhook',
         webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:1/convert' } },
@@ -71,7 +57,7 @@ async function scratchCRD(): Promise<string> {
 test('self-signed serving certificate lifecycle', async (t) => {
   const transport = await testTransport();
   const ns = await freshNamespace('certs', t.after.bind(t));
-  const crdName = await scratchCRD();
+  const crdName = await rotationCRD();
   t.after(() =>
     crdClient(transport)
       .delete(undefined, crdName)

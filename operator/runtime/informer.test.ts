@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
+import { scratchCRD } from '../../test/support/scratch-crd.ts';
 import { eventually } from '../../test/support/operator.ts';
 import { Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
 
@@ -115,35 +116,18 @@ test('a failing list+watch stops reporting failing as soon as a watch is accepte
   const group = `recovers-${Date.now().toString(36)}.aiops.example.com`;
   const transport = await testTransport();
   const crds = new ResourceClient<object>(transport, CRD_RESOURCE);
-  const things = new ResourceClient<ConfigMap>(transport, {
+  const widgets = new ResourceClient<ConfigMap>(transport, {
     group,
     version: 'v1',
-    plural: 'things',
+    plural: 'widgets',
     namespaced: true,
   });
-  const informer = new Informer(things, { backoffBaseMs: 50, backoffMaxMs: 100 });
+  const informer = new Informer(widgets, { backoffBaseMs: 50, backoffMaxMs: 100 });
   void informer.start();
   t.after(() => informer.stop());
   await eventually('the informer to report failing', () => Promise.resolve(informer.failing));
-  await crds.create(undefined, {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `things.${group}` },
-    spec: {
-      group,
-      names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  });
-  t.after(() => crds.delete(undefined, `things.${group}`));
+  await crds.create(undefined, scratchCRD(group));
+  t.after(() => crds.delete(undefined, `widgets.${group}`));
   // No object of the new kind exists, so the watch carries no event (bookmarks come about a
   // minute apart): only the accepted watch can clear it within the 20 s.
   await eventually(
