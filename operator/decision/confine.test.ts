@@ -22,23 +22,47 @@ function selectors(query: string): { text: string; matchers: string[] }[] {
   return out;
 }
 
+/** How many comments `query` has, read with the same grammar. */
+function comments(query: string): number {
+  let n = 0;
+  parser.parse(query).iterate({
+    enter: (ref) => {
+      if (ref.name === 'LineComment') n++;
+      return undefined;
+    },
+  });
+  return n;
+}
+
 test('confineQuery: table', () => {
   const ok: [string, string][] = [
     ['foo', 'foo{namespace="a"}'],
     ['foo{}', 'foo{namespace="a"}'],
-    ['foo{x="1"}', 'foo{x="1",namespace="a"}'],
-    ['foo{x="1",}', 'foo{x="1",namespace="a",}'],
+    ['foo{x="1"}', 'foo{namespace="a",x="1"}'],
+    ['foo{x="1",}', 'foo{namespace="a",x="1",}'],
     ['foo{namespace="a"}', 'foo{namespace="a"}'],
     ['foo{namespace=~"a"}', 'foo{namespace="a"}'],
     ['foo{"namespace"="a"}', 'foo{namespace="a"}'],
-    ['{__name__=~"foo.*"}', '{__name__=~"foo.*",namespace="a"}'],
+    ['{__name__=~"foo.*"}', '{namespace="a",__name__=~"foo.*"}'],
     ['{"my.metric"}', '{"my.metric",namespace="a"}'],
-    ['{"my.metric", x="1"}', '{"my.metric", x="1",namespace="a"}'],
-    ['sum by (pod) (rate(c{pod=~"web-.*"}[5m]))', 'sum by (pod) (rate(c{pod=~"web-.*",namespace="a"}[5m]))'],
+    ['{"my.metric", x="1"}', '{"my.metric",namespace="a", x="1"}'],
+    ['sum by (pod) (rate(c{pod=~"web-.*"}[5m]))', 'sum by (pod) (rate(c{namespace="a",pod=~"web-.*"}[5m]))'],
     ['max_over_time(foo[10m:1m])', 'max_over_time(foo{namespace="a"}[10m:1m])'],
     ['foo offset 5m', 'foo{namespace="a"} offset 5m'],
     ['x / on(pod) group_left y', 'x{namespace="a"} / on(pod) group_left y{namespace="a"}'],
-    ['absent(up{job="x"})', 'absent(up{job="x",namespace="a"})'],
+    ['absent(up{job="x"})', 'absent(up{namespace="a",job="x"})'],
+    // Comments go, wherever they are; a `#` in a string stays.
+    ['max(demo_load{deployment="web" #\n})', 'max(demo_load{namespace="a",deployment="web" \n})'],
+    ['foo{x="1", # c\n}', 'foo{namespace="a",x="1", \n}'],
+    ['foo{ # c\n}', 'foo{namespace="a" \n}'],
+    ['{"my.metric" # c\n, x="1"}', '{"my.metric",namespace="a" \n, x="1"}'],
+    ['foo # c\n{x="1"}', 'foo \n{namespace="a",x="1"}'],
+    ['foo # c\noffset 5m', 'foo{namespace="a"} \noffset 5m'],
+    ['foo # \r or bar', 'foo{namespace="a"} '],
+    ['foo{namespace # c\n=~"a"}', 'foo{namespace="a"}'],
+    ['sum by (pod # c\n) (foo) # end', 'sum by (pod \n) (foo{namespace="a"}) '],
+    ['foo{x="#"} # c', 'foo{namespace="a",x="#"} '],
+    ['foo{x=`#\n`}', 'foo{namespace="a",x=`#\n`}'],
     ['vector(1)', 'vector(1)'],
     ['0.5', '0.5'],
   ];
@@ -68,24 +92,35 @@ test('confineQuery: table', () => {
 });
 
 const label = fc.constantFrom('job', 'pod', 'namespace', '__name__', 'le');
-const value = fc.constantFrom('a', 'b', 'web-.*', '', '.+', 'a|b');
+const value = fc.constantFrom('a', 'b', 'web-.*', '', '.+', 'a|b', '#', '}#{');
 const op = fc.constantFrom('=', '!=', '=~', '!~');
+/** Whitespace where the grammar allows it: nothing, blanks, or a comment that could swallow what follows. */
+const gap = fc.constantFrom('', ' ', '\n', ' # c\n', '#,namespace="b"}\n', '#\r or b\n');
 const matcher = fc.tuple(label, op, value).map(([l, o, v]) => `${l}${o}"${v}"`);
 const selector = fc
-  .tuple(fc.constantFrom('up', 'http_requests_total', ''), fc.array(matcher, { maxLength: 3 }), fc.boolean())
-  .map(([name, ms, braces]) => (name === '' || braces || ms.length > 0 ? `${name}{${ms.join(',')}}` : name))
-  .filter((s) => s !== '{}');
+  .tuple(
+    fc.constantFrom('up', 'http_requests_total', ''),
+    fc.array(fc.tuple(matcher, gap), { maxLength: 3 }),
+    fc.boolean(),
+    gap,
+  )
+  .map(([name, ms, braces, g]) =>
+    name === '' || braces || ms.length > 0
+      ? `${name}${g}{${g}${ms.map(([m, after]) => `${m}${after}`).join(',')}}`
+      : name,
+  )
+  .filter((s) => !/^\{[^"]*\}$/.test(s));
 const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
   e: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     selector,
     fc.constant('1'),
-    tie('e').map((e) => `sum by (pod) (${e})`),
-    selector.map((s) => `rate(${s}[5m])`),
+    fc.tuple(tie('e'), gap).map(([e, g]) => `sum by (pod${g}) (${e})${g}`),
+    fc.tuple(selector, gap).map(([s, g]) => `rate(${s}${g}[5m])`),
     tie('e').map((e) => `max_over_time((${e})[10m:1m])`),
     fc
-      .tuple(tie('e'), fc.constantFrom('+', '/', 'and', 'or', 'unless'), tie('e'))
-      .map(([a, o, b]) => `(${a}) ${o} (${b})`),
+      .tuple(tie('e'), fc.constantFrom('+', '/', 'and', 'or', 'unless'), gap, tie('e'))
+      .map(([a, o, g, b]) => `(${a}) ${o}${g} (${b})`),
   ),
 })).e;
 
@@ -110,6 +145,7 @@ test('confineQuery (property): a confined query is valid, every selector reads o
         const kept = (list: string[]) => list.filter((m) => !m.startsWith('namespace'));
         assert.deepEqual(kept(s.matchers), kept(before[i]?.matchers ?? []));
       }
+      assert.equal(comments(got.query), 0, `comments removed: ${got.query}`);
       assert.deepEqual(confineQuery(got.query, 'a'), got, 'idempotent');
     }),
     { numRuns: 500 },

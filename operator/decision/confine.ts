@@ -7,6 +7,12 @@
 // confined is refused with the reason: a syntax error, a namespace matcher that selects or
 // could select another namespace, a label name or value with escapes, and `info()`, which
 // reads `target_info` series no selector of the query names.
+//
+// Comments are removed before anything is inserted, so the query Prometheus runs has none: a
+// matcher inserted after a `#` would be commented out (`{x="1" #,namespace="a"⏎}` ran across
+// every namespace), and the grammar ends a comment only at `\n` where Prometheus also ends it
+// at `\r`, so `foo # \r or bar` is one selector here but two there. Where the two parsers
+// disagree on what is a comment, what this grammar calls one is gone.
 
 import { parser } from '@prometheus-io/lezer-promql';
 
@@ -65,41 +71,69 @@ function confineSelector(selector: SyntaxNode, query: string, namespace: string)
     if (op !== '=' || m.name !== 'UnquotedLabelMatcher') edits.push({ from: m.from, to: m.to, text: wanted });
   }
   if (confined) return edits;
-  // After the last matcher: Prometheus wants a quoted metric name (`{"my.metric", …}`) first.
-  const last = matchers.lastChild;
-  return last
-    ? [{ from: last.to, to: last.to, text: `,${wanted}` }]
-    : [{ from: matchers.from + 1, to: matchers.from + 1, text: wanted }];
+  // First in the braces, after a quoted metric name: Prometheus 3 accepts that name only first
+  // (`{"my.metric", …}`).
+  const first = matchers.firstChild;
+  if (first?.name === 'QuotedLabelName') return [{ from: first.to, to: first.to, text: `,${wanted}` }];
+  const at = matchers.from + 1;
+  return [{ from: at, to: at, text: first ? `${wanted},` : wanted }];
+}
+
+/** The edits applied to `query`, latest first so earlier offsets stay valid. */
+function applyEdits(query: string, edits: readonly Edit[]): string {
+  let out = query;
+  for (const e of [...edits].sort((a, b) => b.from - a.from))
+    out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  return out;
 }
 
 /**
- * Confines `query` to `namespace` (a DNS label): `namespace="<namespace>"` on every vector
- * and matrix selector. Pure; the result confines to the same query again (idempotent).
+ * `query` without its comments, or the offset of its first syntax error. A comment runs to
+ * the end of its line and the line break stays, so removing it never joins two tokens.
+ */
+function withoutComments(query: string): { readonly query: string } | { readonly errorAt: number } {
+  const edits: Edit[] = [];
+  let errorAt: number | undefined;
+  parser.parse(query).iterate({
+    enter: (ref) => {
+      if (errorAt !== undefined) return false;
+      if (ref.type.isError) errorAt = ref.from;
+      else if (ref.name === 'LineComment') edits.push({ from: ref.from, to: ref.to, text: '' });
+      return undefined;
+    },
+  });
+  return errorAt === undefined ? { query: applyEdits(query, edits) } : { errorAt };
+}
+
+/**
+ * Confines `query` to `namespace` (a DNS label): its comments removed and
+ * `namespace="<namespace>"` on every vector and matrix selector. Pure; the result confines
+ * to the same query again (idempotent).
  */
 export function confineQuery(query: string, namespace: string): Confinement {
   if (!DNS_LABEL.test(namespace)) return { ok: false, message: `"${namespace}" is not a namespace name` };
-  const tree = parser.parse(query);
+  const refused = (why: string): Confinement => ({
+    ok: false,
+    message: `trigger.query cannot be confined to namespace ${namespace}: ${why}`,
+  });
+  const bare = withoutComments(query);
+  if ('errorAt' in bare) return refused(`not valid PromQL at offset ${bare.errorAt}`);
   const edits: Edit[] = [];
   let refusal: string | undefined;
-  tree.iterate({
+  parser.parse(bare.query).iterate({
     enter: (ref) => {
       if (refusal !== undefined) return false;
-      if (ref.type.isError) refusal = `not valid PromQL at offset ${ref.from}`;
+      if (ref.type.isError) refusal = `not valid PromQL without its comments, at offset ${ref.from}`;
       else if (ref.name === 'Info')
         refusal =
           'info() reads target_info series outside the query, which cannot be confined to a namespace';
       else if (ref.name === 'VectorSelector') {
-        const confined = confineSelector(ref.node, query, namespace);
+        const confined = confineSelector(ref.node, bare.query, namespace);
         if (typeof confined === 'string') refusal = confined;
         else edits.push(...confined);
       }
       return undefined;
     },
   });
-  if (refusal !== undefined)
-    return { ok: false, message: `trigger.query cannot be confined to namespace ${namespace}: ${refusal}` };
-  let out = query;
-  for (const e of edits.sort((a, b) => b.from - a.from))
-    out = out.slice(0, e.from) + e.text + out.slice(e.to);
-  return { ok: true, query: out };
+  return refusal === undefined ? { ok: true, query: applyEdits(bare.query, edits) } : refused(refusal);
 }
