@@ -65,6 +65,13 @@ test('PrometheusClient: answers, refused connections and timeouts over real HTTP
     refused.ok ? 'ok' : refused.message,
     'Prometheus unreachable at http://127.0.0.1:1 (ECONNREFUSED)',
   );
+  const secret = new PrometheusClient({ url: 'http://admin:s3cret@127.0.0.1:1/prom?token=t0ken' });
+  const redacted = await secret.query('up');
+  assert.equal(
+    redacted.ok ? 'ok' : redacted.message,
+    'Prometheus unreachable at http://***@127.0.0.1:1/prom?*** (ECONNREFUSED)',
+    'credentials in --prometheus-url never reach a tenant-visible message',
+  );
 });
 
 test('PrometheusClient: an answer over maxResponseBytes fails the query instead of being read whole', async (t) => {

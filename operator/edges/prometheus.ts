@@ -3,11 +3,14 @@
 // so the reconciler reports it in the MetricsAvailable condition and never acts on it.
 // Queries go over node:http with kept-alive connections: fetch allocated several times as
 // much per query, and with thousands of AITasks that garbage alone kept RSS ~60 MiB higher.
+// Every message lands in tenants' status and Events, so the URL in it is redacted
+// (api/redact.ts: no userinfo, no query string), error texts included.
 
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { MetricObservation } from '../decision/decide.ts';
 import { BoundedBody, DEFAULT_MAX_RESPONSE_BYTES } from '../runtime/bounded-body.ts';
+import { redactUrl, redactUrls } from '../../api/redact.ts';
 
 /** Placeholders of the default query template. */
 export interface QueryTarget {
@@ -39,7 +42,9 @@ interface PromResponse {
 export function parseQueryResponse(httpStatus: number, body: unknown): MetricObservation {
   const r = (typeof body === 'object' && body !== null ? body : {}) as PromResponse;
   if (r.status !== 'success') {
-    const message = `${r.errorType ?? `HTTP ${httpStatus}`}: ${r.error ?? 'unexpected answer from Prometheus'}`;
+    const message = redactUrls(
+      `${r.errorType ?? `HTTP ${httpStatus}`}: ${r.error ?? 'unexpected answer from Prometheus'}`,
+    );
     return httpStatus === 400 || httpStatus === 422 || r.errorType === 'bad_data'
       ? { ok: false, reason: 'QueryFailed', message }
       : { ok: false, reason: 'MetricsUnavailable', message };
@@ -98,7 +103,7 @@ export class PrometheusClient {
     try {
       url = new URL(opts.url);
     } catch {
-      throw new Error(`--prometheus-url "${opts.url}" is not a URL`);
+      throw new Error(`--prometheus-url "${redactUrl(opts.url)}" is not a URL`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new Error(`--prometheus-url must be http(s), got ${url.protocol}`);
@@ -124,7 +129,7 @@ export class PrometheusClient {
       return {
         ok: false,
         reason: 'MetricsUnavailable',
-        message: `Prometheus unreachable at ${this.#base} (${code ?? (err as Error).message})`,
+        message: `Prometheus unreachable at ${redactUrl(this.#base)} (${redactUrls(code ?? (err instanceof Error ? err.message : String(err)))})`,
       };
     }
     let body: unknown;
