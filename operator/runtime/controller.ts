@@ -2,14 +2,25 @@
 // at a time (the queue guarantees a key is never on two workers). Success → forget the key's
 // backoff and requeue after the reconciler's interval; error → rate-limited retry
 // (5 ms → 1000 s per key, overall token bucket); an error no retry can fix (terminal.ts) →
-// tried again only after a long wait, never on the hot backoff. Stopping lets in-flight
-// reconciles finish.
+// tried again only after a long wait, never on the hot backoff. Whatever a reconcile throws
+// (any value, synchronously or not) or returns is that key's error or result: it never ends
+// a worker or the process. Stopping lets in-flight reconciles finish.
 
 import { ConflictError } from '../../api/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
 import type { Counter, Histogram } from 'prom-client';
 import type { Logger } from '../../api/log.ts';
 import type { WorkQueue } from './workqueue.ts';
+
+/** The message of anything thrown: an Error's message, else its string form (never throws itself). */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  try {
+    return String(err);
+  } catch {
+    return 'unprintable error';
+  }
+}
 
 /** What a reconcile asks the controller to do next. */
 export interface Result {
@@ -68,15 +79,16 @@ export class Controller {
       if (key === undefined) return;
       const end = telemetry.reconcileDuration.startTimer();
       try {
-        const result = await this.#o.reconcile(key);
+        const result = (await this.#o.reconcile(key)) as Result | undefined;
         telemetry.reconciles.inc({ result: 'success' });
         queue.forget(key);
-        if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
+        const after = result?.requeueAfterMs;
+        if (typeof after === 'number' && Number.isFinite(after)) queue.addAfter(key, Math.max(0, after));
       } catch (err) {
         const terminal = terminalFailure(err) !== undefined;
         telemetry.reconciles.inc({ result: 'error' });
         telemetry.reconcileErrors.inc({ class: terminal ? 'terminal' : 'retryable' });
-        const fields = { key, error: (err as Error).message, retries: queue.retries(key) };
+        const fields = { key, error: errorText(err), retries: queue.retries(key) };
         if (terminal) log.error('reconcile failed; no retry can fix this, trying again later', fields);
         else if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
         else log.warn('reconcile failed, retrying', fields);

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { createLogger } from '../../api/log.ts';
+import { Controller, errorText, type Result } from './controller.ts';
+import { RateLimiter } from './ratelimit.ts';
+import { WorkQueue } from './workqueue.ts';
+
+test('errorText: any thrown value, even one whose toString throws', () => {
+  const hostile = {
+    toString() {
+      throw new Error('no');
+    },
+  };
+  const cases: [unknown, string][] = [
+    [new Error('boom'), 'boom'],
+    ['text', 'text'],
+    [null, 'null'],
+    [undefined, 'undefined'],
+    [42, '42'],
+    [hostile, 'unprintable error'],
+    [Object.create(null), 'unprintable error'],
+  ];
+  for (const [err, want] of cases) assert.equal(errorText(err), want);
+});
+
+test('Controller: whatever one reconcile throws or returns is that key’s error; the others go on', async () => {
+  const registry = new Registry();
+  const telemetry = {
+    reconciles: new Counter({ name: 'r', help: 'r', labelNames: ['result'], registers: [registry] }),
+    reconcileErrors: new Counter({ name: 'e', help: 'e', labelNames: ['class'], registers: [registry] }),
+    reconcileDuration: new Histogram({ name: 'd', help: 'd', registers: [registry] }),
+  };
+  const queue = new WorkQueue({ limiter: new RateLimiter({ qps: 1000, burst: 1000 }) });
+  const seen = new Map<string, number>();
+  const hostile: Record<string, () => Promise<Result>> = {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a hostile rejection value is the point
+    null: () => Promise.reject(null),
+    sync: () => {
+      throw Object.create(null) as Error;
+    },
+    undefinedResult: () => Promise.resolve(undefined as unknown as Result),
+    nanRequeue: () => Promise.resolve({ requeueAfterMs: NaN }),
+    ok: () => Promise.resolve({}),
+  };
+  const controller = new Controller({
+    queue,
+    reconcile: (key) => {
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      const run = hostile[key];
+      if (run === undefined) throw new Error(`unexpected key ${key}`);
+      return run();
+    },
+    telemetry,
+    log: createLogger('test', { level: 'error', write: () => undefined }),
+    maxConcurrentReconciles: 2,
+  });
+  for (const key of Object.keys(hostile)) queue.add(key);
+  controller.start();
+  const deadline = Date.now() + 5000;
+  while (((seen.get('null') ?? 0) < 3 || (seen.get('sync') ?? 0) < 3) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 10));
+  await controller.stop();
+  assert.ok((seen.get('null') ?? 0) >= 3, 'a rejected null is retried with backoff');
+  assert.ok((seen.get('sync') ?? 0) >= 3, 'a synchronous throw of an unprintable value is retried');
+  assert.equal(seen.get('ok'), 1, 'the healthy key ran once');
+  assert.equal(seen.get('undefinedResult'), 1);
+  assert.equal(seen.get('nanRequeue'), 1, 'a NaN requeue is not a hot loop');
+  const errors = (await telemetry.reconcileErrors.get()).values.find((v) => v.labels.class === 'retryable');
+  assert.ok((errors?.value ?? 0) >= 6, 'each error is counted');
+});
