@@ -93,13 +93,12 @@ export interface DataPrometheus {
  * targets, storage in a temp dir, and `features` (`--enable-feature`) on; resolves once ready.
  */
 export async function startDataPrometheus(features: readonly string[] = []): Promise<DataPrometheus> {
-  const dir = mkdtempSync(join(tmpdir(), 'aiops-prometheus-data-'));
-  const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
-  process.once('exit', removeDir);
-  writeFileSync(join(dir, 'prometheus.yml'), 'global: {}\n');
+  const binary = prometheusBinary();
   const [port = 0] = await freePorts(1);
-  const child = spawn(
-    prometheusBinary(),
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-prometheus-data-'));
+  writeFileSync(join(dir, 'prometheus.yml'), 'global: {}\n');
+  const running = spawn(
+    binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${join(dir, 'data')}`,
@@ -110,19 +109,26 @@ export async function startDataPrometheus(features: readonly string[] = []): Pro
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  // Synchronous since the dir was made: a test process that exits without stop() takes
+  // Prometheus and its storage with it.
+  const onExit = (): void => {
+    running.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   let log = '';
-  child.stderr.on('data', (c: Buffer) => {
+  running.stderr.on('data', (c: Buffer) => {
     log = (log + c.toString()).slice(-4000);
   });
   const url = `http://127.0.0.1:${port}`;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
+    if (running.exitCode === null && running.signalCode === null) {
+      const exited = new Promise((r) => running.once('exit', r));
+      running.kill('SIGKILL');
       await exited;
     }
-    removeDir();
-    process.off('exit', removeDir);
+    rmSync(dir, { recursive: true, force: true });
+    process.off('exit', onExit);
   };
   for (const deadline = Date.now() + 30_000; ;) {
     const ready = await fetch(`${url}/-/ready`).then(
@@ -130,7 +136,7 @@ export async function startDataPrometheus(features: readonly string[] = []): Pro
       () => false,
     );
     if (ready) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (running.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`prometheus did not become ready:\n${log}`);
     }
