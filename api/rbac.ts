@@ -23,12 +23,13 @@ export interface PolicyRule {
 export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
   /**
    * The AITask informer (list/watch), a fresh read before settling an interrupted decision,
-   * finalizer merge patches and removing a consumed approval annotation; `update` only for
+   * the sweep of cordon marks confirming an orphan (list) and dropping a stale node from a
+   * status (get), finalizer merge patches and removing a consumed approval annotation; `update` only for
    * `--migrate-storage-on-start`, which rewrites each AITask (a PUT of the object as read)
    * so etcd holds it at the storage version.
    */
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
-  /** Status writes: PUT of the status subresource, bound to the resourceVersion. */
+  /** Status writes (reconcile, the sweep of cordon marks): PUT of the status subresource, bound to the resourceVersion. */
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['update'] },
   /** The Deployment informer (targets). */
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list', 'watch'] },
@@ -36,15 +37,24 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['get', 'update'] },
   /** Bounded spec history: create one owned ControllerRevision per generation, list and prune. */
   { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create', 'delete'] },
-  /** RestartPod and CordonNode list the target's pods by its selector. */
+  /**
+   * RestartPod, CordonNode and the check of an interrupted RestartPod list the target's pods
+   * (narrowed by its selector, paginated); only those its ReplicaSets own are acted on.
+   */
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+  /**
+   * The same calls list the target's ReplicaSets: a pod is the Deployment's only when its
+   * controller is a ReplicaSet whose controller is the Deployment (ownerReferences by UID).
+   */
+  { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },
   /** RestartPod evicts through the Eviction API, which honours PodDisruptionBudgets. */
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   /**
-   * CordonNode and the finalizer's uncordon patch `spec.unschedulable`; the cordon cap and the
-   * check of an interrupted cordon list the nodes.
+   * CordonNode, the finalizer's uncordon and the sweep of stale cordon marks patch
+   * `spec.unschedulable` and the mark; the cordon caps and the sweep list the nodes; the
+   * uncordon, the check of an interrupted cordon and each release of a mark GET one node.
    */
-  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
   /**
    * An Event (events.k8s.io/v1) for every decision, action and guardrail refusal; the LLM
    * advisor lists the target namespace's Events for their reasons (never their notes).

@@ -1,6 +1,7 @@
 // Assembles and runs the operator: informers (AITask v2, Deployments) feeding the work
-// queue, the reconciler and its worker pool, leader election, the HTTP endpoints, and a
-// graceful stop (stop taking work, finish in-flight reconciles, release the Lease).
+// queue, the reconciler and its worker pool, the leader's sweep of stale cordon marks, leader
+// election, the HTTP endpoints, and a graceful stop (stop taking work, finish in-flight
+// reconciles and the sweep, release the Lease).
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +31,7 @@ import { startServers } from './runtime/server.ts';
 import { createTelemetry } from './telemetry.ts';
 import { actionGate, parsePausePoints, PAUSE_ENV } from './action-gate.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
+import { startMarkSweeper, type MarkSweeper } from './mark-sweep.ts';
 
 /** Everything `npm run operator` can be told (command.ts has the flags and defaults). */
 export interface OperatorOptions {
@@ -53,6 +55,10 @@ export interface OperatorOptions {
   readonly confineQueries: boolean;
   /** Share of nodes (percent) CordonNode may leave unschedulable. */
   readonly maxCordonedNodesPercent: number;
+  /** Nodes the AITasks of one namespace may hold cordoned (0: only the share above). */
+  readonly maxCordonedNodesPerNamespace: number;
+  /** Time between sweeps of stale cordon marks, in ms (mark-sweep.ts). */
+  readonly cordonMarkSweepMs: number;
   /** The LLM advisor's limits. */
   readonly llm: LLMOptions;
   readonly leaderElect: boolean;
@@ -204,13 +210,16 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const pauseAt = parsePausePoints(process.env[PAUSE_ENV]);
   // Called only by reconciles, which start after `elector` below is set.
   const leading = (): boolean => elector === undefined || elector.leading;
+  const actions = new Actions(transport, o.maxCordonedNodesPercent, o.maxCordonedNodesPerNamespace);
+  const events = new EventRecorder(transport, identity, log);
+  let sweeper: MarkSweeper | undefined;
   const reconciler = new Reconciler({
     gate: actionGate(leading, pauseAt, log),
     tasks,
     taskCache,
     deployments,
     prometheus: new PrometheusClient({ url: o.prometheusUrl }),
-    actions: new Actions(transport, o.maxCordonedNodesPercent),
+    actions,
     advisor: new Advisor({
       allowlist: o.llm.allowlist,
       budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour),
@@ -224,7 +233,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     }),
     slots,
     onSlotFreed: waitingForSlot,
-    events: new EventRecorder(transport, identity, log),
+    events,
     history: new History(transport),
     telemetry,
     log,
@@ -270,7 +279,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       log.info('stopping: finishing in-flight reconciles');
-      await controller.stop();
+      await Promise.all([controller.stop(), sweeper?.stop()]);
       await elector?.release();
       telemetry.leader.set(0);
       await Promise.all([taskCache.stop(), deployments.stop(), servers.close()]);
@@ -303,7 +312,19 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     telemetry.leader.set(1);
     acquired = true;
     await Promise.all([taskCache.waitForSync(), deployments.waitForSync()]);
-    if (stopping === undefined) controller.start();
+    if (stopping !== undefined) return;
+    controller.start();
+    sweeper = startMarkSweeper(
+      {
+        actions,
+        tasks,
+        taskCache,
+        events,
+        log,
+        ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
+      },
+      o.cordonMarkSweepMs,
+    );
   };
   lead().catch((err: unknown) => {
     if (stopping === undefined) log.error('leader election failed', { error: (err as Error).message });

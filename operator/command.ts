@@ -14,6 +14,7 @@ import type { OperatorOptions } from './assembly.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
 import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
+import { DEFAULT_MARK_SWEEP_MS } from './mark-sweep.ts';
 
 function allowlist(value: string): AllowRule[] {
   try {
@@ -199,6 +200,18 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       34,
     )
     .option(
+      '--max-cordoned-nodes-per-namespace <n>',
+      'nodes the AITasks of one namespace may hold cordoned at once, so one namespace cannot use up --max-cordoned-nodes-percent (0: only that cap)',
+      int(0, 100_000),
+      1,
+    )
+    .option(
+      '--cordon-mark-sweep-interval <d>',
+      'how often the leader releases cordon marks of deleted AITasks (uncordoning a node only while the mark still holds its cordon) and drops marks whose cordon someone else lifted; also once when it starts leading',
+      duration,
+      DEFAULT_MARK_SWEEP_MS,
+    )
+    .option(
       '--llm-endpoint-allowlist <list>',
       'comma-separated URL prefixes or host patterns (llm.example.com, *.example.com, 10.0.0.5:8000) the LLM advisor may call; empty: none',
       allowlist,
@@ -308,6 +321,8 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         maxConcurrentRemediations: num('maxConcurrentRemediations'),
         maxConcurrentRemediationsPerNamespace: num('maxConcurrentRemediationsPerNamespace'),
         maxCordonedNodesPercent: num('maxCordonedNodesPercent'),
+        maxCordonedNodesPerNamespace: num('maxCordonedNodesPerNamespace'),
+        cordonMarkSweepMs: Math.max(1000, num('cordonMarkSweepInterval')),
         llm: {
           allowlist: f.llmEndpointAllowlist as AllowRule[],
           apiKeyEnv: str('llmApiKeyEnv') ?? LLM_API_KEY_ENV,

@@ -1,7 +1,8 @@
 // reconcile(key) for one AITask, level-triggered and idempotent: read the cached object →
 // finalizer cleanup on deletion → ensure the finalizer → phase Pending on first sight →
 // settle a decision an earlier run left in flight (verify its effect) → record the spec
-// revision → resolve the target (one AITask per Deployment) → read the metric (a tenant's
+// revision → clamp the spec to the schema's bounds (a stored out-of-bounds value never makes
+// it hot-loop) → resolve the target (one AITask per Deployment) → read the metric (a tenant's
 // query confined to the target's namespace) → decide (pure) → approval → gates
 // (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
 // decision → act → write the outcome → requeue after intervalSeconds. When the computed
@@ -19,14 +20,15 @@ import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
-import type { RemediationSlots } from './decision/caps.ts';
+import { mayTarget, type RemediationSlots } from './decision/caps.ts';
+import { boundRequeue, clampSpec } from './decision/clamp.ts';
 import { blockAct, decide, type Defaults, type Verdict } from './decision/decide.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { History } from './edges/history.ts';
 import type { Result } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
-import { isInFlight, settleDecision, verifyEffect } from './decision/settle.ts';
+import { isInFlight, settleDecision, verifyEffect, type Verification } from './decision/settle.ts';
 import { firstSight } from './decision/first-sight.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
 import { recordOutcome } from './decision/outcome.ts';
@@ -155,8 +157,8 @@ export class Reconciler {
     log: Logger,
   ): Promise<{ task: v2.AITask; requeueAfterMs: number }> {
     const d = this.#d;
-    let task = initial;
-    if (task.status?.observedGeneration !== task.metadata.generation) await d.history.record(task);
+    if (initial.status?.observedGeneration !== initial.metadata.generation) await d.history.record(initial);
+    let task: v2.AITask = { ...initial, spec: clampSpec(initial.spec) };
     const now = (d.now ?? Date.now)();
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
     const targetNs = task.spec.target.namespace ?? task.metadata.namespace ?? '';
@@ -186,7 +188,7 @@ export class Reconciler {
       } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
     } else task = await this.#act(task, ev, ev.act, prepared, deployment, log);
     if (approval.consume) await this.#consumeApproval(task);
-    return { task, requeueAfterMs: ev.requeueAfterMs };
+    return { task, requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs) };
   }
 
   /**
@@ -277,7 +279,10 @@ export class Reconciler {
       verdict = { ...act, plan: advised.plan };
       extra = { ...extra, ...advised.extra };
     }
-    const prepared = await d.actions.prepare(verdict.plan, deployment, task.metadata.uid ?? '');
+    const prepared = await d.actions.prepare(verdict.plan, deployment, {
+      uid: task.metadata.uid ?? '',
+      namespace: task.metadata.namespace ?? '',
+    });
     if ('blockedBy' in prepared)
       return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
     return { verdict, extra: { ...extra, effect: effectOf(prepared) }, prepared };
@@ -299,15 +304,20 @@ export class Reconciler {
 
   /**
    * A decision in flight on the live object means an earlier run stopped mid-action: its
-   * effect is verified, never blindly repeated (settle.ts).
+   * effect is verified, never blindly repeated (settle.ts). A target the task may not read
+   * (another namespace without `--allow-cross-namespace`) is not read at all: the decision
+   * is settled as not done, whatever the other namespace holds, so status says nothing of it.
    */
   async #settle(live: v2.AITask, log: Logger): Promise<v2.AITask> {
     const pending = live.status?.pendingDecision;
     if (live.status === undefined || !isInFlight(pending)) return live;
-    const targetNs = live.spec.target.namespace ?? live.metadata.namespace ?? '';
-    const deployment = this.#d.deployments.get(`${targetNs}/${live.spec.target.name}`);
-    const observed = await this.#d.actions.observe(pending, deployment, live.metadata.uid ?? '');
-    const verification = verifyEffect(pending, observed);
+    let verification: Verification = 'notDone';
+    if (mayTarget(live, this.#d.allowCrossNamespace)) {
+      const targetNs = live.spec.target.namespace ?? live.metadata.namespace ?? '';
+      const deployment = this.#d.deployments.get(`${targetNs}/${live.spec.target.name}`);
+      const observed = await this.#d.actions.observe(pending, deployment, live.metadata.uid ?? '');
+      verification = verifyEffect(pending, observed);
+    }
     const settled = settleDecision(live.status, verification);
     if (!settled) return live;
     log.warn('settled an interrupted decision', {

@@ -101,6 +101,46 @@ test('cordon cap: table', () => {
   assert.equal(cordonAllowed(nodes(1, 0), 'n0', 0).ok, false);
 });
 
+test('per-namespace cordon cap: table', () => {
+  const node = (name: string, unschedulable: boolean, ns?: string) => ({
+    name,
+    unschedulable,
+    ...(ns !== undefined ? { cordonedForNamespace: ns } : {}),
+  });
+  const nodes = [
+    node('n0', true, 'a'),
+    node('n1', true),
+    node('n2', false, 'a'),
+    node('n3', false),
+    node('n4', false),
+    node('n5', false),
+  ];
+  const cases: [string, string, number, boolean][] = [
+    ['a holds one cordon, share 1: refused', 'a', 1, false],
+    ['a holds one cordon, share 2: allowed', 'a', 2, true],
+    ['b holds none: allowed', 'b', 1, true],
+    ['share 0: only the cluster-wide cap', 'a', 0, true],
+  ];
+  for (const [what, namespace, perNamespace, ok] of cases) {
+    const r = cordonAllowed(nodes, 'n4', 100, { namespace, perNamespace });
+    assert.equal(r.ok, ok, what);
+    if (!r.ok) {
+      assert.equal(r.reason, 'CordonCapReached');
+      assert.match(r.message, /--max-cordoned-nodes-per-namespace=1/);
+    }
+  }
+  assert.equal(
+    cordonAllowed(nodes, 'n4', 100, { namespace: 'a', perNamespace: 1 }).ok,
+    false,
+    'a stale mark on a schedulable node (n2) is not counted, the held one (n0) is',
+  );
+  assert.equal(
+    cordonAllowed(nodes, 'n4', 30, { namespace: 'b', perNamespace: 5 }).ok,
+    false,
+    'the cluster cap first',
+  );
+});
+
 test('cordon cap (property): an allowed cordon never exceeds the share', () => {
   fc.assert(
     fc.property(

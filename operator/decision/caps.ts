@@ -1,7 +1,8 @@
 // Cluster-wide guardrails against remediation storms (DESIGN §4, peers §4): a cap on
 // remediations in flight across all AITasks (`--max-concurrent-remediations`) and a share of
 // it per namespace (`--max-concurrent-remediations-per-namespace`, so one tenant cannot hold
-// every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`), and one
+// every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`) and on
+// the nodes cordoned for one namespace's AITasks (`--max-cordoned-nodes-per-namespace`), and one
 // AITask per target Deployment (the oldest of those allowed to act on it owns it). The slot
 // registry is in memory — only the leader acts — and seeded from the cached statuses for
 // tasks this process has not decided on yet.
@@ -115,16 +116,29 @@ export class RemediationSlots {
 export interface NodeState {
   readonly name: string;
   readonly unschedulable: boolean;
+  /**
+   * Namespace of the AITask whose mark holds this node's cordon (api/cordon.ts `cordonHeld`);
+   * undefined when unmarked, the cordon is someone else's, or the mark predates namespaces.
+   */
+  readonly cordonedForNamespace?: string;
+}
+
+/** The per-namespace share of the cordon cap: at most `perNamespace` nodes held for `namespace` (0: no share). */
+export interface CordonShare {
+  readonly namespace: string;
+  readonly perNamespace: number;
 }
 
 /**
- * Whether cordoning `node` keeps the cordoned share of `nodes` within `maxPercent`; when not,
- * the reason (NodeAlreadyCordoned: someone cordoned it already, it is not claimed).
+ * Whether cordoning `node` keeps the cordoned share of `nodes` within `maxPercent` and, with
+ * `share`, the nodes held for the acting AITask's namespace below `share.perNamespace`; when
+ * not, the reason (NodeAlreadyCordoned: someone cordoned it already, it is not claimed).
  */
 export function cordonAllowed(
   nodes: readonly NodeState[],
   node: string,
   maxPercent: number,
+  share?: CordonShare,
 ):
   | { readonly ok: true }
   | {
@@ -142,6 +156,15 @@ export function cordonAllowed(
       reason: 'CordonCapReached',
       message: `cordoning ${node} would make ${cordoned + 1} of ${nodes.length} nodes unschedulable, over --max-cordoned-nodes-percent=${maxPercent}`,
     };
+  if (share !== undefined && share.perNamespace > 0) {
+    const mine = nodes.filter((n) => n.unschedulable && n.cordonedForNamespace === share.namespace);
+    if (mine.length >= share.perNamespace)
+      return {
+        ok: false,
+        reason: 'CordonCapReached',
+        message: `AITasks of namespace ${share.namespace} hold ${mine.length} cordoned nodes (--max-cordoned-nodes-per-namespace=${share.perNamespace})`,
+      };
+  }
   return { ok: true };
 }
 

@@ -1,10 +1,12 @@
 // Crash safety: a `pendingDecision` without `blockedBy` on the live object means an operator
 // stopped between writing the decision and recording its outcome. Instead of acting again,
 // the operator looks at the effect the decision names (replicas reached, pod gone, node
-// cordoned with this AITask's mark, so a node someone else cordoned is never claimed):
+// still cordoned by this AITask's mark, so a node someone else cordoned is never claimed):
 // done → recorded as executed; visibly not done → dropped, so the rules decide again and the
 // action runs once; undecidable → recorded as unconfirmed and never repeated.
-// Pure: the reconciler gathers the observation.
+// Pure: the reconciler gathers the observation, and only of a target the AITask may read
+// (its own namespace unless `--allow-cross-namespace`); one it may not is settled as
+// notDone without any read, so the status never tells a tenant about another namespace.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { without, type EventSpec } from './vocabulary.ts';
@@ -16,8 +18,8 @@ export interface EffectObservation {
   /** True while the pod named in the effect exists (same uid) and is not terminating. */
   readonly podPresent?: boolean;
   /**
-   * Whether the node named in the effect is cordoned with this AITask's mark (api/cordon.ts
-   * `cordonedBy`); false also when it is cordoned by someone else (undefined: the node is gone).
+   * Whether the node named in the effect is still cordoned by this AITask's mark (api/cordon.ts
+   * `cordonHeldBy`); false also when it is cordoned by someone else or gone (undefined: not read).
    */
   readonly nodeCordonedByTask?: boolean;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { pickPod } from './actions.ts';
+import { ownedPods, pickPod, type ReplicaSet } from './actions.ts';
 import type { Pod } from '../runtime/kinds.ts';
 
 const pod = (
@@ -24,4 +24,44 @@ test('pickPod: not-ready first, then most restarts, then oldest, never a termina
   assert.equal(pickPod([pod('a', true, 0, '2026-01-02T00:00:00Z'), pod('b', true, 0)])?.metadata.name, 'b');
   assert.equal(pickPod([pod('a', false, 0, undefined, true)]), undefined);
   assert.equal(pickPod([]), undefined);
+});
+
+test('ownedPods: only pods whose controller is a ReplicaSet whose controller is the Deployment (by UID)', () => {
+  const ref = (kind: string, uid: string, controller = true) => ({
+    apiVersion: 'apps/v1',
+    kind,
+    name: `${kind.toLowerCase()}-${uid}`,
+    uid,
+    controller,
+  });
+  const rs = (uid: string, owner?: ReturnType<typeof ref>): ReplicaSet => ({
+    metadata: { name: `rs-${uid}`, uid, ...(owner ? { ownerReferences: [owner] } : {}) },
+  });
+  const pod = (name: string, ...owners: ReturnType<typeof ref>[]): Pod => ({
+    metadata: { name, uid: `pod-${name}`, ownerReferences: owners },
+    spec: { nodeName: 'n1' },
+  });
+  const sets = [
+    rs('rs1', ref('Deployment', 'dep')),
+    rs('rs2', ref('Deployment', 'other')),
+    rs('rs3', ref('Deployment', 'dep', false)),
+    rs('rs4'),
+  ];
+  const pods = [
+    pod('owned', ref('ReplicaSet', 'rs1')),
+    pod('bare'),
+    pod('other-deployment', ref('ReplicaSet', 'rs2')),
+    pod('rs-not-controlled-by-dep', ref('ReplicaSet', 'rs3')),
+    pod('orphan-rs', ref('ReplicaSet', 'rs4')),
+    pod('not-controller-ref', ref('ReplicaSet', 'rs1', false)),
+    pod('controller-is-a-job', ref('Job', 'rs1')),
+    pod('unknown-rs', ref('ReplicaSet', 'nope')),
+    pod('points-at-the-deployment', ref('Deployment', 'dep')),
+  ];
+  assert.deepEqual(
+    ownedPods('dep', sets, pods).map((p) => p.metadata.name),
+    ['owned'],
+  );
+  assert.deepEqual(ownedPods(undefined, sets, pods), [], 'a Deployment without UID owns nothing');
+  assert.deepEqual(ownedPods('', [rs('', ref('Deployment', ''))], [pod('x', ref('ReplicaSet', ''))]), []);
 });

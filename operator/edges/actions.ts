@@ -1,17 +1,33 @@
 // The remediations, as thin adapters over the API: RestartPod evicts one pod through the
 // Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the scale
 // subresource bound to its resourceVersion, CordonNode marks the worst pod's node
-// unschedulable within the cordon cap, with the AITask's UID on the node (api/cordon.ts):
-// only a node carrying that mark is ever uncordoned for it or counted as its cordon. A plan
-// is first resolved (which pod, which node) so the decision written before acting names its
-// effect, which a restarted operator verifies (observe). Choosing the pod is pure (pickPod).
+// unschedulable within the cordon caps (cluster share, per namespace), with the AITask's UID
+// and namespace on the node (api/cordon.ts): only a node still cordoned by that mark is ever
+// uncordoned for it or counted as its cordon. Pods are the target's only through
+// ownerReferences (Pod → ReplicaSet → the Deployment's UID, both controller references), never
+// by labels alone: a tenant's bare Pod with the Deployment's labels on any node is never
+// picked. A plan is first resolved (which pod, which node) so the decision written before
+// acting names its effect, which a restarted operator verifies (observe). Stale marks found
+// by the sweep (operator/mark-sweep.ts; api/cordon.ts `markRelease` decides) are released
+// here. Choosing the pod is pure (pickPod, ownedPods).
 
-import { cordonedBy, cordonPatch, uncordonPatch } from '../../api/cordon.ts';
+import {
+  CORDON_FIELD_MANAGER,
+  cordonHeld,
+  cordonHeldBy,
+  cordonPatch,
+  markOf,
+  markRelease,
+  uncordonPatch,
+  unmarkPatch,
+  type MarkRelease,
+} from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../api/kube/errors.ts';
-import { ResourceClient, resourcePath } from '../../api/kube/resources.ts';
+import { ResourceClient, resourcePath, type ResourceType } from '../../api/kube/resources.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { cordonAllowed } from '../decision/caps.ts';
+import { cordonAllowed, type NodeState } from '../decision/caps.ts';
+
 import type { ActionPlan, BlockReason } from '../decision/decide.ts';
 import {
   Resources,
@@ -21,6 +37,7 @@ import {
   type Pod,
   type Scale,
 } from '../runtime/kinds.ts';
+import type { ObjectMeta } from '../../api/schema/common.ts';
 import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
 
@@ -51,6 +68,47 @@ export function pickPod(pods: readonly Pod[]): Pod | undefined {
     )[0];
 }
 
+/** The apps/v1 ReplicaSet fields ownership reads. */
+export interface ReplicaSet {
+  metadata: ObjectMeta;
+}
+
+const replicaSets: ResourceType = { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true };
+
+/** The UID of `meta`'s controller of `kind` (the ownerReference with controller=true), if any. */
+function controllerUID(meta: ObjectMeta, kind: string): string | undefined {
+  const ref = (meta.ownerReferences ?? []).find((r) => r.controller === true);
+  return ref?.kind === kind && typeof ref.uid === 'string' && ref.uid !== '' ? ref.uid : undefined;
+}
+
+/**
+ * The pods the Deployment with UID `deploymentUID` owns: each pod's controller is a
+ * ReplicaSet whose controller is that Deployment (both by UID, never by labels or names).
+ * An empty UID owns nothing.
+ */
+export function ownedPods(
+  deploymentUID: string | undefined,
+  sets: readonly ReplicaSet[],
+  pods: readonly Pod[],
+): Pod[] {
+  if (deploymentUID === undefined || deploymentUID === '') return [];
+  const owned = new Set(
+    sets
+      .filter((rs) => controllerUID(rs.metadata, 'Deployment') === deploymentUID)
+      .flatMap((rs) => (rs.metadata.uid !== undefined && rs.metadata.uid !== '' ? [rs.metadata.uid] : [])),
+  );
+  return pods.filter((p) => {
+    const rs = controllerUID(p.metadata, 'ReplicaSet');
+    return rs !== undefined && owned.has(rs);
+  });
+}
+
+/** The AITask acting: its UID and namespace (written in the cordon mark). */
+export interface ActingTask {
+  readonly uid: string;
+  readonly namespace: string;
+}
+
 /** A plan with its target resolved: the pod to evict, the node to cordon (for the AITask `owner`, its UID). */
 export type Prepared =
   | { readonly action: 'ScaleUp' | 'ScaleDown'; readonly from: number; readonly replicas: number }
@@ -60,12 +118,16 @@ export type Prepared =
       readonly pod: string;
       readonly podUID?: string;
       readonly node: string;
-      readonly owner: string;
+      readonly owner: ActingTask;
     }
   | { readonly action: 'Noop' };
 
-/** What the finalizer's uncordon did: lifted its own cordon, left a node not marked as its own, or found none. */
-export type UncordonResult = 'uncordoned' | 'notOwned' | 'gone';
+/**
+ * What the finalizer's uncordon did: lifted its own cordon; left a node not marked as its
+ * own; dropped its mark from a node whose cordon someone else lifted or replaced (the cordon,
+ * if any, stays); or found no node.
+ */
+export type UncordonResult = 'uncordoned' | 'notOwned' | 'markDropped' | 'gone';
 
 /** A plan that cannot run, and why. */
 export interface Unprepared {
@@ -97,23 +159,31 @@ export class Actions {
   readonly #pods: ResourceClient<Pod>;
   readonly #deployments: ResourceClient<Deployment>;
   readonly #nodes: ResourceClient<Node>;
+  readonly #replicaSets: ResourceClient<ReplicaSet>;
   readonly #maxCordonedPercent: number;
+  readonly #maxCordonedPerNamespace: number;
   #cordonLock: Promise<unknown> = Promise.resolve();
 
-  /** `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a cordon (default 34). */
-  constructor(transport: KubeTransport, maxCordonedPercent = 34) {
+  /**
+   * `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a
+   * cordon (default 34); `maxCordonedPerNamespace`: nodes the AITasks of one namespace may
+   * hold cordoned at once (default 1; 0: only the cluster-wide share).
+   */
+  constructor(transport: KubeTransport, maxCordonedPercent = 34, maxCordonedPerNamespace = 1) {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
     this.#deployments = new ResourceClient(transport, Resources.deployments);
     this.#nodes = new ResourceClient(transport, Resources.nodes);
+    this.#replicaSets = new ResourceClient(transport, replicaSets);
     this.#maxCordonedPercent = maxCordonedPercent;
+    this.#maxCordonedPerNamespace = maxCordonedPerNamespace;
   }
 
   /**
-   * Resolves `plan` on the Deployment: picks the pod (and its node), checks the cordon cap.
-   * `owner` is the UID of the AITask acting (the mark a cordon leaves on the node).
+   * Resolves `plan` on the Deployment: picks one of the pods it owns (and its node), checks
+   * the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on the node).
    */
-  async prepare(plan: ActionPlan, deployment: Deployment, owner: string): Promise<Prepared | Unprepared> {
+  async prepare(plan: ActionPlan, deployment: Deployment, owner: ActingTask): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
     const namespace = deployment.metadata.namespace ?? '';
@@ -129,7 +199,7 @@ export class Actions {
     const node = pod.spec?.nodeName;
     if (node === undefined)
       return { blockedBy: 'NoPodToRestart', message: `pod ${namespace}/${name} is not scheduled on a node` };
-    const allowed = cordonAllowed(await this.#nodeStates(), node, this.#maxCordonedPercent);
+    const allowed = this.#cordonAllowed(await this.#nodeStates(), node, owner);
     if (!allowed.ok) return { blockedBy: allowed.reason, message: allowed.message };
     return { action: 'CordonNode', pod: name, ...uid, node, owner };
   }
@@ -155,7 +225,10 @@ export class Actions {
 
   /**
    * What is in place now of a decision's effect (for settling an interrupted decision) of
-   * the AITask with UID `owner`: a cordoned node counts only when it carries that mark.
+   * the AITask with UID `owner`: a cordoned node counts only while that mark holds its
+   * cordon (a missing node is not cordoned by it either). `deployment` is undefined when the
+   * target is gone or the AITask may not read it (the caller checks the boundary): then no
+   * pod is read.
    */
   async observe(
     decision: v2.DecisionRecord,
@@ -174,31 +247,78 @@ export class Actions {
           p.metadata.deletionTimestamp === undefined,
       );
     }
-    if (e.node !== undefined) {
-      const node = await this.#node(e.node);
-      if (node) obs.nodeCordonedByTask = cordonedBy(node, owner);
-    }
+    if (e.node !== undefined) obs.nodeCordonedByTask = cordonHeldBy(await this.#node(e.node), owner);
     return obs;
   }
 
   /**
-   * Uncordons `node` for the AITask with UID `owner` only if it carries that AITask's mark
-   * (api/cordon.ts), with a patch bound to the node as read (re-read on a conflict, up to
-   * NODE_ATTEMPTS times); anything else stays as it is.
+   * Uncordons `node` for the AITask with UID `owner` only while its mark still holds the
+   * cordon (api/cordon.ts `cordonHeldBy`), with a patch bound to the node as read (re-read on
+   * a conflict, up to NODE_ATTEMPTS times). A mark of `owner` whose cordon someone else lifted
+   * or replaced is removed and the node left as it is; anything else is not touched.
    */
   async uncordon(node: string, owner: string): Promise<UncordonResult> {
     for (let attempt = 1; ; attempt++) {
       const live = await this.#node(node);
       if (live === undefined) return 'gone';
-      if (!cordonedBy(live, owner)) return 'notOwned';
+      if (owner === '' || markOf(live)?.uid !== owner) return 'notOwned';
+      const held = cordonHeld(live);
+      const rv = live.metadata.resourceVersion ?? '';
       try {
-        await this.#nodes.patch(undefined, node, uncordonPatch(live.metadata.resourceVersion ?? ''));
-        return 'uncordoned';
+        await this.#patchNode(node, held ? uncordonPatch(rv) : unmarkPatch(rv));
+        return held ? 'uncordoned' : 'markDropped';
       } catch (err) {
         if (err instanceof NotFoundError) return 'gone';
         if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /** Every node (paginated), as the sweep of stale marks reads them. */
+  async nodes(): Promise<Node[]> {
+    return (await this.#nodes.listAll(undefined)).items;
+  }
+
+  /**
+   * Carries out `release` on the node as it is now: re-read, decided again by `markRelease`
+   * with `taskExists` (a node changed since the sweep's list is judged on its new state),
+   * then patched bound to the resourceVersion read. Returns what was done, or undefined when
+   * the node no longer needs it (gone, unmarked, marked anew). A conflict throws (the next
+   * sweep tries again).
+   */
+  async releaseMark(
+    release: MarkRelease,
+    taskExists: (uid: string) => boolean,
+    scope?: string,
+  ): Promise<MarkRelease | undefined> {
+    const live = await this.#node(release.node);
+    if (live === undefined) return undefined;
+    const now = markRelease(live, taskExists, scope);
+    if (now === undefined || now.uid !== release.uid) return undefined;
+    const rv = live.metadata.resourceVersion ?? '';
+    try {
+      await this.#patchNode(release.node, now.uncordon ? uncordonPatch(rv) : unmarkPatch(rv));
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+    return now;
+  }
+
+  /** A merge patch of a node under the operator's field manager (api/cordon.ts reads managedFields by it). */
+  #patchNode(name: string, patch: object): Promise<Node> {
+    return this.#nodes.patch(undefined, name, patch, { fieldManager: CORDON_FIELD_MANAGER });
+  }
+
+  #cordonAllowed(
+    states: readonly NodeState[],
+    node: string,
+    owner: ActingTask,
+  ): ReturnType<typeof cordonAllowed> {
+    return cordonAllowed(states, node, this.#maxCordonedPercent, {
+      namespace: owner.namespace,
+      perNamespace: this.#maxCordonedPerNamespace,
+    });
   }
 
   async #node(name: string): Promise<Node | undefined> {
@@ -208,20 +328,30 @@ export class Actions {
     });
   }
 
-  async #nodeStates(): Promise<{ name: string; unschedulable: boolean; resourceVersion: string }[]> {
-    const list = await this.#nodes.list(undefined);
-    return list.items.map((n) => ({
-      name: n.metadata.name ?? '',
-      unschedulable: n.spec?.unschedulable === true,
-      resourceVersion: n.metadata.resourceVersion ?? '',
-    }));
+  async #nodeStates(): Promise<(NodeState & { resourceVersion: string })[]> {
+    const list = await this.#nodes.listAll(undefined);
+    return list.items.map((n) => {
+      const ns = cordonHeld(n) ? markOf(n)?.namespace : undefined;
+      return {
+        name: n.metadata.name ?? '',
+        unschedulable: n.spec?.unschedulable === true,
+        resourceVersion: n.metadata.resourceVersion ?? '',
+        ...(ns !== undefined ? { cordonedForNamespace: ns } : {}),
+      };
+    });
   }
 
+  /**
+   * The pods `deployment` owns (ownedPods): its selector narrows both lists (paginated), the
+   * ownerReferences decide.
+   */
   async #podsOf(namespace: string, deployment: Deployment): Promise<Pod[]> {
-    const list = await this.#pods.list(namespace, {
-      labelSelector: selectorString(deployment.spec?.selector),
-    });
-    return list.items;
+    const labelSelector = selectorString(deployment.spec?.selector);
+    const [sets, pods] = await Promise.all([
+      this.#replicaSets.listAll(namespace, { labelSelector }),
+      this.#pods.listAll(namespace, { labelSelector }),
+    ]);
+    return ownedPods(deployment.metadata.uid, sets.items, pods.items);
   }
 
   async #scale(namespace: string, name: string, from: number, replicas: number): Promise<ActionOutcome> {
@@ -281,18 +411,18 @@ export class Actions {
   }
 
   /**
-   * Cordons `node` for the AITask `owner` after checking the cap again, marking it in the same
+   * Cordons `node` for the AITask `owner` after checking the caps again, marking it in the same
    * patch, bound to the node as checked; cordons are serialised so two never pass one check.
    */
-  #cordon(node: string, pod: string, owner: string): Promise<ActionOutcome> {
+  #cordon(node: string, pod: string, owner: ActingTask): Promise<ActionOutcome> {
     const run = async (): Promise<ActionOutcome> => {
       for (let attempt = 1; ; attempt++) {
         const states = await this.#nodeStates();
-        const allowed = cordonAllowed(states, node, this.#maxCordonedPercent);
+        const allowed = this.#cordonAllowed(states, node, owner);
         if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
         const rv = states.find((n) => n.name === node)?.resourceVersion ?? '';
         try {
-          await this.#nodes.patch(undefined, node, cordonPatch(owner, rv));
+          await this.#patchNode(node, cordonPatch(owner.uid, owner.namespace, rv));
           break;
         } catch (err) {
           if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;

@@ -1,0 +1,137 @@
+// The sweep of stale cordon marks (api/cordon.ts): finds marks whose AITask no longer exists
+// (a tenant removed the finalizer, or emptied status.cordonedNodes, and deleted the task, so
+// nobody would ever lift the cordon) and marks whose cordon someone else lifted or replaced,
+// and releases them (api/cordon.ts `markRelease` decides, edges/actions.ts patches, each bound to the
+// node's resourceVersion). An orphan is confirmed by a live list of AITasks before anything
+// is released (the cache may lag after a start, or hold only this shard's AITasks). A
+// dropped mark of an AITask that still exists also leaves its status.cordonedNodes. Runs
+// only on the leader: once when it starts leading and then every `intervalMs`.
+
+import type { AITaskClient } from '../api/aitask-client.ts';
+import { ConflictError, NotFoundError } from '../api/kube/errors.ts';
+import { retryOnConflict } from '../api/kube/resources.ts';
+import type { Logger } from '../api/log.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import { CORDONED_BY_ANNOTATION, staleMarks, type MarkRelease } from '../api/cordon.ts';
+import { without } from './decision/vocabulary.ts';
+import type { Actions } from './edges/actions.ts';
+import type { EventRecorder } from './edges/events.ts';
+import type { Informer } from './runtime/informer.ts';
+
+/** What the sweep reads and writes. */
+export interface MarkSweepDeps {
+  readonly actions: Actions;
+  readonly tasks: AITaskClient;
+  readonly taskCache: Informer<v2.AITask>;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  /** The operator's `--namespace`: only marks of AITasks of that namespace (default: all). */
+  readonly namespace?: string;
+}
+
+/** The default time between sweeps: 5 min (`--cordon-mark-sweep-interval`). */
+export const DEFAULT_MARK_SWEEP_MS = 300_000;
+
+/**
+ * One sweep. Returns the releases carried out. API errors of the node list or the AITask
+ * list throw (the next sweep tries again); a node that fails is logged and skipped.
+ */
+export async function sweepMarks(d: MarkSweepDeps): Promise<MarkRelease[]> {
+  const nodes = await d.actions.nodes();
+  const byUID = new Map<string, v2.AITask>();
+  for (const t of d.taskCache.list()) if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, t);
+  let exists = (uid: string): boolean => byUID.has(uid);
+  const first = staleMarks(nodes, exists, d.namespace);
+  if (first.length === 0) return [];
+  if (first.some((r) => r.why === 'orphaned')) {
+    byUID.clear();
+    for (const t of (await d.tasks.listAll(d.namespace)).items)
+      if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, t);
+    exists = (uid) => byUID.has(uid);
+  }
+  const done: MarkRelease[] = [];
+  for (const candidate of staleMarks(nodes, exists, d.namespace)) {
+    try {
+      const r = await d.actions.releaseMark(candidate, exists, d.namespace);
+      if (r === undefined) continue;
+      done.push(r);
+      const task = byUID.get(r.uid);
+      d.log.warn(
+        r.why === 'orphaned' ? 'released the cordon mark of a deleted AITask' : 'dropped a stale cordon mark',
+        {
+          node: r.node,
+          aitaskUID: r.uid,
+          ...(r.namespace !== undefined ? { namespace: r.namespace } : {}),
+          uncordoned: r.uncordon,
+        },
+      );
+      if (task !== undefined) await dropFromStatus(d, task, r.node);
+    } catch (err) {
+      d.log.warn('cannot release a cordon mark; the next sweep tries again', {
+        node: candidate.node,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  return done;
+}
+
+/** Removes `node` from the live status.cordonedNodes of `task` (bound to its resourceVersion) and says so in an Event. */
+async function dropFromStatus(d: MarkSweepDeps, task: v2.AITask, node: string): Promise<void> {
+  const { namespace = '', name = '' } = task.metadata;
+  const changed = await retryOnConflict(async () => {
+    const live = await d.tasks.get(namespace, name);
+    if (live.metadata.uid !== task.metadata.uid || live.status === undefined) return undefined;
+    const listed = live.status.cordonedNodes ?? [];
+    if (!listed.includes(node)) return undefined;
+    const left = listed.filter((n) => n !== node);
+    const status =
+      left.length > 0 ? { ...live.status, cordonedNodes: left } : without(live.status, 'cordonedNodes');
+    return d.tasks.replaceStatus({ ...live, status });
+  }).catch((err: unknown) => {
+    if (err instanceof NotFoundError || err instanceof ConflictError) return undefined;
+    throw err;
+  });
+  await d.events.record(changed ?? task, [
+    {
+      type: 'Normal',
+      reason: 'CordonMarkDropped',
+      action: 'CordonNode',
+      note: `node ${node} is no longer cordoned by this AITask (someone else lifted the cordon, perhaps cordoning again): its ${CORDONED_BY_ANNOTATION} mark was removed and it is never uncordoned for this AITask`,
+    },
+  ]);
+}
+
+/** A running sweep loop. */
+export interface MarkSweeper {
+  /** Stops the loop and waits for a sweep under way. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Sweeps at once, then every `intervalMs` (default DEFAULT_MARK_SWEEP_MS) until stopped; a failed sweep is logged. */
+export function startMarkSweeper(d: MarkSweepDeps, intervalMs = DEFAULT_MARK_SWEEP_MS): MarkSweeper {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  const run = (): void => {
+    running = sweepMarks(d)
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          d.log.warn('cordon mark sweep failed; trying again later', {
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      )
+      .finally(() => {
+        if (!stopped) timer = setTimeout(run, intervalMs);
+      });
+  };
+  run();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
