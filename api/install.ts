@@ -11,12 +11,23 @@ export const DEFAULT_INSTALL = {
   webhookCertSecret: 'aiops-webhook-service-cert',
   /** Port the webhook listens on inside the pod (OLM's default container port). */
   webhookPort: 9443,
+  /**
+   * Secret (data key `key`) with the HMAC key that signs the conversion stash; the hosted
+   * webhook creates it once and keeps it across upgrades and certificate rotations.
+   */
+  conversionKeySecret: 'aiops-conversion-key',
 } as const;
 
 /** Finalizer the operator puts on every AITask. */
 export const FINALIZER = 'aiops.example.com/finalizer';
 /** Annotation that keeps what an older version cannot represent. */
 export const CONVERSION_ANNOTATION = 'aiops.example.com/conversion-data';
+/**
+ * Annotation with the HMAC-SHA256 (base64url) the conversion webhook computed over the
+ * object's uid and the exact text of CONVERSION_ANNOTATION; a stash without a matching one
+ * is ignored (api/conversion/stash.ts).
+ */
+export const CONVERSION_MAC_ANNOTATION = 'aiops.example.com/conversion-data-mac';
 /**
  * Annotation that approves a decision waiting for manual approval: its value is the
  * `status.pendingDecision.id` to execute. The operator executes that decision once and then

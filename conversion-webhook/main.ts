@@ -5,6 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createLogger, parseLogLevel } from '../api/log.ts';
 import { startWebhookServer } from './server.ts';
+import { defaultStashKeyFile, loadOrCreateStashKey, STASH_KEY_FILE } from './stash-key.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from './tls.ts';
 
 function int(name: string, min: number) {
@@ -33,6 +34,10 @@ const program = new Command('aiops-webhook')
     int('--request-timeout', 100),
     10_000,
   )
+  .option(
+    '--stash-key-file <file>',
+    `file with the key (32+ raw bytes) that signs the conversion stash; created with 32 random bytes, mode 0600, when absent; keep it across restarts (default: ${STASH_KEY_FILE} in --cert-dir)`,
+  )
   .option('--log-level <level>', 'debug, info, warn or error', 'info')
   .showHelpAfterError()
   .exitOverride();
@@ -48,6 +53,7 @@ const opts = program.opts<{
   port: number;
   bindAddress: string;
   certDir: string;
+  stashKeyFile?: string;
   maxBodyBytes: number;
   requestTimeout: number;
   logLevel: string;
@@ -65,6 +71,7 @@ try {
     port: opts.port,
     host: opts.bindAddress,
     cert: certPathsIn(opts.certDir),
+    stashKey: loadOrCreateStashKey(opts.stashKeyFile ?? defaultStashKeyFile(opts.certDir)),
     maxBodyBytes: opts.maxBodyBytes,
     requestTimeoutMs: opts.requestTimeout,
     logger: log,

@@ -2,12 +2,14 @@
 // process (the operator) can merge or expose it without name clashes.
 
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { STASH_REJECTION_REASONS } from '../api/conversion/stash.ts';
 
 export interface WebhookMetrics {
   registry: Registry;
   requests: Counter<'code' | 'result'>;
   objects: Counter<'desired'>;
   failures: Counter<'reason'>;
+  stashRejected: Counter<'reason'>;
   certificateRejections: Counter;
   duration: Histogram<'result'>;
 }
@@ -32,10 +34,11 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
     }),
     failures: new Counter({
       name: 'aiops_conversion_failures_total',
-      help: 'Failed requests by reason (malformed, conversion, body_too_large, timeout).',
+      help: 'Failed requests by reason (malformed, conversion, body_too_large, timeout, internal: an exception while answering).',
       labelNames: ['reason'],
       registers: [registry],
     }),
+    stashRejected: stashRejected(registry),
     certificateRejections: new Counter({
       name: 'aiops_conversion_certificate_rejections_total',
       help: "TLS handshakes a client ended because it does not trust the served certificate (the CRD's caBundle and the certificate disagree).",
@@ -49,4 +52,16 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       registers: [registry],
     }),
   };
+}
+
+/** The conversion stashes (or entries) ignored, every reason at 0 from the start. */
+function stashRejected(registry: Registry): Counter<'reason'> {
+  const c = new Counter({
+    name: 'aiops_conversion_stash_rejected_total',
+    help: 'Conversion stashes or stash entries ignored, by reason (unsigned, forged, foreign_uid, unbound_hub_entries, malformed, too_large, unsafe_path, out_of_bounds); the object is converted without them.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of STASH_REJECTION_REASONS) c.inc({ reason }, 0);
+  return c;
 }

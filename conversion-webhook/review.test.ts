@@ -5,13 +5,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { handleReview } from './review.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../test/support/arbitraries.ts';
+import { CONVERSION_ANNOTATION } from '../api/install.ts';
 
+const KEY = Buffer.alloc(32, 3);
 const review = (request: unknown) =>
   JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request });
 
 test('a valid review converts every object in order and echoes the uid', () => {
   const objects = fc.sample(fc.oneof(v1alpha1Task, v1Task, v2Task), { numRuns: 50, seed: 7 });
-  const out = handleReview(review({ uid: 'u-1', desiredAPIVersion: 'aiops.example.com/v1', objects }));
+  const out = handleReview(review({ uid: 'u-1', desiredAPIVersion: 'aiops.example.com/v1', objects }), KEY);
   assert.equal(out.httpStatus, 200);
   assert.equal(out.body.response.uid, 'u-1');
   assert.deepEqual(out.body.response.result, { status: 'Success' });
@@ -22,6 +24,21 @@ test('a valid review converts every object in order and echoes the uid', () => {
     assert.equal(o.metadata.name, objects[i]?.metadata.name);
     assert.equal(o.metadata.uid, objects[i]?.metadata.uid);
   });
+});
+
+test("one object's bad stash is ignored and reported; the review still converts every object", () => {
+  const objects = fc.sample(v1Task, { numRuns: 5, seed: 11 });
+  const bad = objects[2];
+  assert.ok(bad);
+  bad.metadata.annotations = { [CONVERSION_ANNOTATION]: '{not json' };
+  const out = handleReview(review({ uid: 'u-2', desiredAPIVersion: 'aiops.example.com/v2', objects }), KEY);
+  assert.equal(out.httpStatus, 200);
+  assert.deepEqual(out.body.response.result, { status: 'Success' });
+  assert.equal(out.body.response.convertedObjects?.length, 5);
+  assert.deepEqual(
+    out.stashRejections.map((r) => [r.object, r.reason]),
+    [[`${bad.metadata.namespace ?? ''}/${bad.metadata.name ?? ''}`, 'unsigned']],
+  );
 });
 
 test('bad reviews get a specific Failure', async (t) => {
@@ -74,7 +91,7 @@ test('bad reviews get a specific Failure', async (t) => {
   ];
   for (const [name, body, code, message] of cases) {
     await t.test(name, () => {
-      const out = handleReview(body);
+      const out = handleReview(body, KEY);
       assert.equal(out.httpStatus, code);
       const r = out.body.response.result;
       assert.equal(r.status, 'Failure');
@@ -105,7 +122,7 @@ test('fuzz: 3,000 random bodies never throw and always answer a ConversionReview
   );
   fc.assert(
     fc.property(body, (b) => {
-      const out = handleReview(b);
+      const out = handleReview(b, KEY);
       assert.equal(out.body.kind, 'ConversionReview');
       assert.ok([200, 400].includes(out.httpStatus));
     }),

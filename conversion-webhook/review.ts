@@ -1,10 +1,13 @@
 // The ConversionReview protocol (apiextensions.k8s.io/v1) as a pure function: request
 // body in, HTTP status and response body out. The conversion itself is api/'s; this
 // module enforces the apiserver's rules (same uid, same order and count, apiVersion =
-// desiredAPIVersion) and turns every problem into a specific Failure, never a throw.
+// desiredAPIVersion) and turns every problem into a specific Failure, never a throw. A
+// conversion stash that cannot be trusted is not a problem of the review: the object is
+// converted without it and the rejection is returned for the caller to log and count.
 
 import { convert, type LooseAITask } from '../api/conversion/convert.ts';
 import { ConversionError } from '../api/conversion/errors.ts';
+import type { StashRejection } from '../api/conversion/stash.ts';
 
 export const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
 
@@ -26,6 +29,8 @@ export interface ReviewOutcome {
   objects: number;
   /** Source → desired version, for metrics; `invalid` when unknown. */
   desired: string;
+  /** Stashes (or stash entries) ignored, each with the object it was on (`ns/name`). */
+  stashRejections: (StashRejection & { readonly object: string })[];
 }
 
 function failure(
@@ -39,12 +44,16 @@ function failure(
     httpStatus,
     objects: 0,
     desired,
+    stashRejections: [],
     body: { apiVersion, kind: 'ConversionReview', response: { uid, result: { status: 'Failure', message } } },
   };
 }
 
-/** Answers one ConversionReview given its raw body text. */
-export function handleReview(text: string): ReviewOutcome {
+/**
+ * Answers one ConversionReview given its raw body text; `key` signs and verifies the
+ * conversion stash (api/conversion/stash.ts).
+ */
+export function handleReview(text: string, key: Uint8Array): ReviewOutcome {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -77,9 +86,15 @@ export function handleReview(text: string): ReviewOutcome {
   if (!Array.isArray(objects))
     return failure(200, uid, 'request.objects must be a list', REVIEW_API_VERSION, desired);
   const converted: LooseAITask[] = [];
+  const stashRejections: ReviewOutcome['stashRejections'] = [];
   for (const [i, o] of objects.entries()) {
     try {
-      converted.push(convert(o, desired));
+      converted.push(
+        convert(o, desired, {
+          key,
+          onStashRejected: (r) => stashRejections.push({ ...r, object: identify(o) }),
+        }),
+      );
     } catch (err) {
       const why = err instanceof ConversionError ? err.message : `internal error: ${String(err)}`;
       return failure(
@@ -95,6 +110,7 @@ export function handleReview(text: string): ReviewOutcome {
     httpStatus: 200,
     objects: converted.length,
     desired,
+    stashRejections,
     body: {
       apiVersion: REVIEW_API_VERSION,
       kind: 'ConversionReview',

@@ -1,14 +1,18 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
 // GET /healthz and /readyz, GET /metrics. Hardened for what the network can send: a
 // body size limit, per-request and header timeouts, keep-alive, and a graceful close
-// that lets in-flight reviews finish. Runs standalone (main.ts) or inside a host process.
+// that lets in-flight reviews finish. Nothing one request sends stops the process: an
+// exception while answering (a value too deep to serialize, say) is that request's
+// Failure or 500, logged and counted. Runs standalone (main.ts) or inside a host process.
 
+import { randomBytes } from 'node:crypto';
 import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
+import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
-import { handleReview } from './review.ts';
+import { handleReview, REVIEW_API_VERSION, type ReviewOutcome } from './review.ts';
 import {
   certPathsIn,
   DEFAULT_CERT_DIR,
@@ -33,6 +37,12 @@ export interface WebhookOptions {
   keepAliveTimeoutMs?: number;
   /** Cert reload poll interval in milliseconds (default 1000). */
   certPollMs?: number;
+  /**
+   * HMAC-SHA256 key that signs and verifies the conversion stash, at least 32 bytes (default:
+   * random, for this process only: a stash it signs is ignored after a restart and by any
+   * other replica, so a host passes the key it keeps; see useStashKey).
+   */
+  stashKey?: Uint8Array;
   logger?: Logger;
   metrics?: WebhookMetrics;
 }
@@ -52,6 +62,8 @@ export interface WebhookServer {
    * certificate served disagree. Returns a function that removes the listener.
    */
   onCertificateRejected(listener: () => void): () => void;
+  /** Signs and verifies the conversion stash with `key` from the next review on; throws when shorter than 32 bytes. */
+  useStashKey(key: Uint8Array): void;
   /** Stops accepting, waits for in-flight requests (at most `graceMs`, default 10 000), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -63,6 +75,9 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const certPaths = opts.cert ?? certPathsIn(DEFAULT_CERT_DIR);
   const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
   const pair = readCertPair(certPaths);
+  let stashKey = checkedKey(opts.stashKey ?? randomBytes(MIN_KEY_BYTES));
+  if (opts.stashKey === undefined)
+    log.warn('no conversion stash key given; signing with a key of this process only', {});
   const server = https.createServer({
     ...pair,
     requestTimeout: opts.requestTimeoutMs ?? 10_000,
@@ -70,7 +85,14 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
     connectionsCheckingInterval: Math.min(opts.requestTimeoutMs ?? 10_000, 1000),
   });
-  server.on('request', (req, res) => route(req, res, { log, metrics, maxBody }));
+  const ctx: Ctx = { log, metrics, maxBody, key: () => stashKey };
+  server.on('request', (req, res) => {
+    try {
+      route(req, res, ctx);
+    } catch (err) {
+      internalError(res, ctx, '', err);
+    }
+  });
   const rejectionListeners = new Set<() => void>();
   server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
     log.debug('TLS handshake failed', { err });
@@ -105,6 +127,9 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     useCertificate: (next) => {
       server.setSecureContext({ cert: next.cert, key: next.key });
     },
+    useStashKey: (key) => {
+      stashKey = checkedKey(key);
+    },
     onCertificateRejected: (listener) => {
       rejectionListeners.add(listener);
       return () => {
@@ -128,6 +153,14 @@ interface Ctx {
   log: Logger;
   metrics: WebhookMetrics;
   maxBody: number;
+  /** The stash key in use. */
+  key: () => Uint8Array;
+}
+
+function checkedKey(key: Uint8Array): Uint8Array {
+  if (key.length < MIN_KEY_BYTES)
+    throw new Error(`the conversion stash key has ${key.length} bytes; at least ${MIN_KEY_BYTES} are needed`);
+  return key;
 }
 
 function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
@@ -175,27 +208,73 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
   });
   req.on('end', () => {
     if (aborted) return;
-    const body = Buffer.concat(chunks).toString('utf8');
-    // A keep-alive socket holds this request, and so these listeners, until its next one.
-    chunks.length = 0;
-    const outcome = handleReview(body);
-    const result = outcome.body.response.result.status;
-    send(res, outcome.httpStatus, 'application/json', JSON.stringify(outcome.body));
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    ctx.metrics.requests.inc({ code: String(outcome.httpStatus), result });
-    ctx.metrics.duration.observe({ result }, seconds);
-    if (size >= LARGE_REVIEW_BYTES) releaseSoon();
-    if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
-    else {
-      ctx.metrics.failures.inc({ reason: outcome.httpStatus === 400 ? 'malformed' : 'conversion' });
-      const r = outcome.body.response.result;
-      ctx.log.warn('conversion refused', {
-        uid: outcome.body.response.uid,
-        message: 'message' in r ? r.message : '',
-      });
+    let uid = '';
+    try {
+      const body = Buffer.concat(chunks).toString('utf8');
+      // A keep-alive socket holds this request, and so these listeners, until its next one.
+      chunks.length = 0;
+      const outcome = handleReview(body, ctx.key());
+      uid = outcome.body.response.uid;
+      send(res, outcome.httpStatus, 'application/json', JSON.stringify(outcome.body));
+      record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
+    } catch (err) {
+      internalError(res, ctx, uid, err);
     }
   });
   req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
+}
+
+/** Counts and logs an answered review. */
+function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx): void {
+  const result = outcome.body.response.result.status;
+  ctx.metrics.requests.inc({ code: String(outcome.httpStatus), result });
+  ctx.metrics.duration.observe({ result }, seconds);
+  if (size >= LARGE_REVIEW_BYTES) releaseSoon();
+  for (const r of outcome.stashRejections) {
+    ctx.metrics.stashRejected.inc({ reason: r.reason });
+    ctx.log.warn('conversion stash ignored; converted without it', {
+      object: r.object,
+      reason: r.reason,
+      detail: r.detail,
+    });
+  }
+  if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
+  else {
+    ctx.metrics.failures.inc({ reason: outcome.httpStatus === 400 ? 'malformed' : 'conversion' });
+    const r = outcome.body.response.result;
+    ctx.log.warn('conversion refused', {
+      uid: outcome.body.response.uid,
+      message: 'message' in r ? r.message : '',
+    });
+  }
+}
+
+/**
+ * Answers a request whose handling threw: a ConversionReview Failure naming the error when
+ * the review's uid is known, else a 500; logged and counted. Never throws.
+ */
+function internalError(res: ServerResponse, ctx: Ctx, uid: string, err: unknown): void {
+  const message = `internal error: ${err instanceof Error ? err.message : String(err)}`;
+  try {
+    ctx.log.error('answering a request failed; it gets a Failure, the server goes on', { uid, err: message });
+    ctx.metrics.failures.inc({ reason: 'internal' });
+    ctx.metrics.requests.inc({ code: uid === '' ? '500' : '200', result: 'Failure' });
+  } catch {
+    // Logging or counting failed too; the answer below still goes out.
+  }
+  try {
+    if (uid === '') send(res, 500, 'text/plain', message);
+    else {
+      const review = {
+        apiVersion: REVIEW_API_VERSION,
+        kind: 'ConversionReview',
+        response: { uid, result: { status: 'Failure', message } },
+      };
+      send(res, 200, 'application/json', JSON.stringify(review));
+    }
+  } catch {
+    res.destroy();
+  }
 }
 
 /**

@@ -1,15 +1,18 @@
 // Lossless AITask conversion, hub-and-spoke with v2 as the hub. Each spoke has a plain
 // field mapping (v1alpha1.ts, v1.ts); what a mapping cannot carry is recorded as a
 // guarded diff in the annotation `aiops.example.com/conversion-data`, keyed by the
-// version that holds the data, and replayed on the way back unless the user has since
-// changed that field. Pure: no I/O, no clock, no randomness.
+// version that holds the data, signed with the caller's key, and replayed on the way
+// back unless the user has since changed that field. A stash the key does not vouch for,
+// or any part of it outside the target version's bounds, is ignored (stash.ts). Pure: no
+// I/O, no clock, no randomness.
 
-import { CONVERSION_ANNOTATION } from '../install.ts';
 import { GROUP, KIND, type ObjectMeta } from '../schema/common.ts';
-import { HUB_VERSION, VERSIONS, type VersionName } from '../crd.ts';
+import { HUB_VERSION, objectSchema, VERSIONS, type VersionName } from '../crd.ts';
+import type { JSONSchemaProps } from '../schema/infer.ts';
 import type { Body } from './body.ts';
 import { ConversionError } from './errors.ts';
-import { applyDiff, diff, isDiffEntries, type DiffEntry } from './json-diff.ts';
+import { diff } from './json-diff.ts';
+import { applyStash, readStash, writeStash, type RejectionSink, type Stash } from './stash.ts';
 import { liftV1, projectV1 } from './v1.ts';
 import { liftV1alpha1, projectV1alpha1 } from './v1alpha1.ts';
 
@@ -28,7 +31,26 @@ const MAPPINGS: Record<Spoke, { lift: (b: Body) => Body; project: (b: Body) => B
   v1: { lift: liftV1, project: projectV1 },
 };
 
-type Stash = Partial<Record<VersionName, DiffEntry[]>>;
+/** What conversion needs besides the object. */
+export interface ConvertOptions {
+  /**
+   * HMAC-SHA256 key that signs the stash written and verifies the stash read (the
+   * operator's, from the `aiops-conversion-key` Secret; at least MIN_KEY_BYTES).
+   */
+  readonly key: Uint8Array;
+  /** Called for each stash or stash entry ignored, with the reason (default: nothing). */
+  readonly onStashRejected?: RejectionSink;
+}
+
+/** spec and status schemas of each version, for the bounds a stash entry must keep. */
+const SCHEMAS = Object.fromEntries(
+  VERSIONS.map((v) => {
+    const props = objectSchema(v).properties ?? {};
+    return [v, { spec: props['spec'] ?? {}, status: props['status'] ?? {} }];
+  }),
+) as Record<VersionName, { spec: JSONSchemaProps; status: JSONSchemaProps }>;
+
+const ignore: RejectionSink = () => undefined;
 
 /** The version part of an `aiops.example.com/<version>` apiVersion, or throws ConversionError. */
 export function versionOf(apiVersion: string): VersionName {
@@ -43,42 +65,44 @@ export function versionOf(apiVersion: string): VersionName {
 
 /**
  * Converts `input` (an AITask at any served version) to `desiredAPIVersion`. Returns a
- * new object; metadata is unchanged except the conversion annotation. Throws
- * ConversionError naming the field when the object is not a convertible AITask.
+ * new object; metadata is unchanged except the conversion annotations. Throws
+ * ConversionError naming the field when the object is not a convertible AITask; a bad
+ * stash never throws (it is ignored and reported to `options.onStashRejected`).
  */
-export function convert(input: unknown, desiredAPIVersion: string): LooseAITask {
+export function convert(input: unknown, desiredAPIVersion: string, options: ConvertOptions): LooseAITask {
   const obj = checkShape(input);
   const from = versionOf(obj.apiVersion);
   const to = versionOf(desiredAPIVersion);
   if (from === to) return obj;
-  const hub = from === HUB_VERSION ? obj : toHub(obj, from);
-  return to === HUB_VERSION ? hub : fromHub(hub, to);
+  const reject = options.onStashRejected ?? ignore;
+  const hub = from === HUB_VERSION ? obj : toHub(obj, from, options.key, reject);
+  return to === HUB_VERSION ? hub : fromHub(hub, to, options.key, reject);
 }
 
-function toHub(spoke: LooseAITask, version: Spoke): LooseAITask {
+function toHub(spoke: LooseAITask, version: Spoke, key: Uint8Array, reject: RejectionSink): LooseAITask {
   const map = MAPPINGS[version];
-  const stash = readStash(spoke.metadata);
+  const stash = readStash(spoke.metadata, key, reject);
   const spokeBody = bodyOf(spoke);
-  const hubBody = applyDiff(map.lift(spokeBody), stash.v2 ?? [], true);
+  const hubBody = applyStash(map.lift(spokeBody), stash.v2 ?? [], SCHEMAS[HUB_VERSION], reject);
   const spokeEntries = diff(map.project(hubBody), spokeBody);
   const next: Stash = { ...stash };
   Reflect.deleteProperty(next, 'v2');
   if (spokeEntries.length > 0) next[version] = spokeEntries;
   else Reflect.deleteProperty(next, version);
-  return assemble(spoke, HUB_VERSION, hubBody, next);
+  return assemble(spoke, HUB_VERSION, hubBody, next, key);
 }
 
-function fromHub(hub: LooseAITask, version: Spoke): LooseAITask {
+function fromHub(hub: LooseAITask, version: Spoke, key: Uint8Array, reject: RejectionSink): LooseAITask {
   const map = MAPPINGS[version];
-  const stash = readStash(hub.metadata);
+  const stash = readStash(hub.metadata, key, reject);
   const hubBody = bodyOf(hub);
-  const spokeBody = applyDiff(map.project(hubBody), stash[version] ?? [], true);
+  const spokeBody = applyStash(map.project(hubBody), stash[version] ?? [], SCHEMAS[version], reject);
   const hubEntries = diff(map.lift(spokeBody), hubBody);
   const next: Stash = { ...stash };
   Reflect.deleteProperty(next, version);
   if (hubEntries.length > 0) next.v2 = hubEntries;
   else Reflect.deleteProperty(next, 'v2');
-  return assemble(hub, version, spokeBody, next);
+  return assemble(hub, version, spokeBody, next, key);
 }
 
 function bodyOf(o: LooseAITask): Body {
@@ -87,40 +111,21 @@ function bodyOf(o: LooseAITask): Body {
   return b;
 }
 
-function assemble(src: LooseAITask, version: VersionName, b: Body, stash: Stash): LooseAITask {
+function assemble(
+  src: LooseAITask,
+  version: VersionName,
+  b: Body,
+  stash: Stash,
+  key: Uint8Array,
+): LooseAITask {
   const metadata = structuredClone(src.metadata);
-  const annotations = { ...metadata.annotations };
-  if (Object.keys(stash).length > 0) annotations[CONVERSION_ANNOTATION] = JSON.stringify(stash);
-  else Reflect.deleteProperty(annotations, CONVERSION_ANNOTATION);
+  const uid = typeof metadata.uid === 'string' ? metadata.uid : '';
+  const annotations = writeStash(metadata.annotations ?? {}, stash, key, uid);
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   else delete metadata.annotations;
   const out: LooseAITask = { apiVersion: `${GROUP}/${version}`, kind: KIND, metadata, spec: b.spec };
   if (b.status !== undefined) out.status = b.status;
   return out;
-}
-
-function readStash(metadata: ObjectMeta): Stash {
-  const raw = metadata.annotations?.[CONVERSION_ANNOTATION];
-  if (raw === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConversionError(
-      `annotation ${CONVERSION_ANNOTATION} is not valid JSON; remove it or restore the value the server wrote`,
-    );
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConversionError(`annotation ${CONVERSION_ANNOTATION} must be a JSON object keyed by version`);
-  }
-  const stash: Stash = {};
-  for (const [k, v] of Object.entries(parsed)) {
-    if (!VERSIONS.includes(k as VersionName) || !isDiffEntries(v)) {
-      throw new ConversionError(`annotation ${CONVERSION_ANNOTATION} has an invalid entry "${k}"`);
-    }
-    stash[k as VersionName] = v;
-  }
-  return stash;
 }
 
 function checkShape(input: unknown): LooseAITask {

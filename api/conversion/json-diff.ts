@@ -2,6 +2,8 @@
 // conversion lossless. A diff entry records the path, the value wanted there and the
 // value it replaces (the base); applying an entry only when the base is still in place
 // means a value the user changed through another version is never overwritten.
+// Paths may come from an annotation anyone can write, so they are data: only own
+// properties are read or written, and a path with a prototype segment is never applied.
 
 /** A JSON value as it travels through the apiserver. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -11,6 +13,14 @@ export interface DiffEntry {
   p: string[];
   v?: Json;
   b?: Json;
+}
+
+/** Path segments that reach a prototype instead of a property; a path holding one is never applied. */
+export const UNSAFE_SEGMENTS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+
+/** True when no segment of `path` is one of UNSAFE_SEGMENTS. */
+export function isSafePath(path: readonly string[]): boolean {
+  return path.every((k) => !UNSAFE_SEGMENTS.includes(k));
 }
 
 function isObject(x: unknown): x is Record<string, Json> {
@@ -46,41 +56,31 @@ export function diff(from: unknown, to: unknown, path: string[] = []): DiffEntry
   return [entry];
 }
 
-/** Reads the value at `path`, or undefined. */
+/** Reads the own property at `path`, or undefined (never an inherited one). */
 export function getPath(obj: unknown, path: readonly string[]): unknown {
   let cur: unknown = obj;
   for (const k of path) {
-    if (!isObject(cur)) return undefined;
+    if (!isObject(cur) || !Object.hasOwn(cur, k)) return undefined;
     cur = cur[k];
   }
   return cur;
 }
 
 /**
- * Applies each entry whose base still matches the value at its path (all of them when
- * `guarded` is false). Mutates and returns `obj`; creates missing parent objects.
+ * `obj` with entry `e` applied, guarded, as a new value that shares every object off the
+ * entry's path with `obj` (neither is changed); `obj` itself when the base no longer
+ * matches, the path is empty or it holds an unsafe segment.
  */
-export function applyDiff<T>(obj: T, entries: readonly DiffEntry[], guarded: boolean): T {
-  for (const e of entries) {
-    if (e.p.length === 0) continue;
-    if (guarded && !deepEqual(getPath(obj, e.p), e.b)) continue;
-    let cur = obj as unknown as Record<string, Json>;
-    for (const k of e.p.slice(0, -1)) {
-      const next = cur[k];
-      if (!isObject(next)) cur[k] = {};
-      cur = cur[k] as Record<string, Json>;
-    }
-    const last = e.p[e.p.length - 1] as string;
-    if (e.v === undefined) Reflect.deleteProperty(cur, last);
-    else cur[last] = structuredClone(e.v);
-  }
-  return obj;
-}
-
-/** True when `x` is a well-formed list of diff entries (used to vet annotation content). */
-export function isDiffEntries(x: unknown): x is DiffEntry[] {
-  return (
-    Array.isArray(x) &&
-    x.every((e) => isObject(e) && Array.isArray(e['p']) && e['p'].every((k) => typeof k === 'string'))
-  );
+export function withEntry<T>(obj: T, e: DiffEntry): T {
+  if (e.p.length === 0 || !isSafePath(e.p) || !deepEqual(getPath(obj, e.p), e.b)) return obj;
+  const set = (cur: unknown, depth: number): unknown => {
+    const copy: Record<string, unknown> = isObject(cur) ? { ...cur } : {};
+    const k = e.p[depth] as string;
+    if (depth === e.p.length - 1) {
+      if (e.v === undefined) Reflect.deleteProperty(copy, k);
+      else copy[k] = structuredClone(e.v);
+    } else copy[k] = set(Object.hasOwn(copy, k) ? copy[k] : undefined, depth + 1);
+    return copy;
+  };
+  return set(obj, 0) as T;
 }

@@ -1,0 +1,130 @@
+// The bounds of a version's OpenAPI schema, checked on a value without the apiserver. The
+// apiserver validates a custom resource only at the version it was written in, so a value
+// conversion puts into another version (from the stash, which anyone can write) reaches
+// storage or a client unchecked at that version. This check is what conversion holds each
+// stash entry to: type, enum, minimum/maximum, minLength/maxLength/pattern, maxItems,
+// maxProperties, required properties and no undeclared properties. Formats and CEL rules
+// (x-kubernetes-validations) are not evaluated. Pure; iterative, so any depth is safe.
+
+import type { JSONSchemaProps } from '../schema/infer.ts';
+
+/** One place a value breaks its schema: the JSON path (`spec.intervalSeconds`) and why. */
+export interface Violation {
+  readonly path: string;
+  readonly why: string;
+}
+
+const patterns = new Map<string, RegExp>();
+
+function patternOf(source: string): RegExp {
+  let re = patterns.get(source);
+  if (re === undefined) {
+    re = new RegExp(source, 'u');
+    patterns.set(source, re);
+  }
+  return re;
+}
+
+function typeError(schema: JSONSchemaProps, value: unknown): string | undefined {
+  switch (schema.type) {
+    case undefined:
+      return undefined;
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? undefined
+        : 'not an object';
+    case 'array':
+      return Array.isArray(value) ? undefined : 'not an array';
+    case 'string':
+      return typeof value === 'string' ? undefined : 'not a string';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'not a boolean';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'not a number';
+    case 'integer':
+      return Number.isSafeInteger(value) ? undefined : 'not an integer';
+    default:
+      return undefined;
+  }
+}
+
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+function scalarError(schema: JSONSchemaProps, value: unknown): string | undefined {
+  if (schema.enum !== undefined && !schema.enum.includes(value as string | number))
+    return `not one of ${schema.enum.join(', ')}`;
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) return `below ${schema.minimum}`;
+    if (schema.maximum !== undefined && value > schema.maximum) return `above ${schema.maximum}`;
+  }
+  if (typeof value === 'string') {
+    // Lengths count code points, as the apiserver does; value.length (UTF-16 units) is at
+    // least that and at most twice that, so most strings need no count.
+    const { minLength: min, maxLength: max } = schema;
+    const counted =
+      (min !== undefined && value.length < 2 * min) || (max !== undefined && value.length > max);
+    const length = counted ? codePoints(value) : value.length;
+    if (min !== undefined && length < min) return `shorter than ${min}`;
+    if (max !== undefined && length > max) return `longer than ${max}`;
+    if (schema.pattern !== undefined && !patternOf(schema.pattern).test(value))
+      return `does not match ${schema.pattern}`;
+  }
+  return undefined;
+}
+
+/**
+ * Every violation of `schema` in `value`, in walk order; empty when `value` is within bounds.
+ * `path` prefixes the reported paths (default: none). `null` passes only where the schema
+ * says `nullable`.
+ */
+export function violations(schema: JSONSchemaProps, value: unknown, path = ''): Violation[] {
+  const out: Violation[] = [];
+  const stack: { schema: JSONSchemaProps; value: unknown; path: string }[] = [{ schema, value, path }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { schema: s, value: v, path: p } = next;
+    if (v === null && s.nullable === true) continue;
+    const why = typeError(s, v) ?? scalarError(s, v);
+    if (why !== undefined) {
+      out.push({ path: p, why });
+      continue;
+    }
+    if (Array.isArray(v)) {
+      if (s.maxItems !== undefined && v.length > s.maxItems)
+        out.push({ path: p, why: `more than ${s.maxItems} items` });
+      const items = s.items;
+      if (items !== undefined)
+        v.forEach((item, i) => stack.push({ schema: items, value: item, path: `${p}[${i}]` }));
+    } else if (typeof v === 'object' && v !== null && s.type === 'object') {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+      if (s.maxProperties !== undefined && keys.length > s.maxProperties)
+        out.push({ path: p, why: `more than ${s.maxProperties} properties` });
+      for (const k of s.required ?? [])
+        if (!keys.includes(k)) out.push({ path: p === '' ? k : `${p}.${k}`, why: 'required' });
+      const closed =
+        (s.properties !== undefined || s.additionalProperties !== undefined) &&
+        s['x-kubernetes-preserve-unknown-fields'] !== true;
+      for (const k of keys) {
+        const child =
+          s.properties !== undefined && Object.hasOwn(s.properties, k)
+            ? s.properties[k]
+            : s.additionalProperties;
+        const childPath = p === '' ? k : `${p}.${k}`;
+        if (child !== undefined) stack.push({ schema: child, value: o[k], path: childPath });
+        else if (closed) out.push({ path: childPath, why: 'not declared' });
+      }
+    }
+  }
+  return out;
+}

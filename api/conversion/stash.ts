@@ -1,0 +1,298 @@
+// The conversion stash as untrusted input. The stash annotation is written by the
+// conversion webhook, but anyone who may write an AITask may write its annotations, and
+// a replayed stash entry lands in the stored object or in what a client reads. So the
+// stash is read only when the webhook's own MAC vouches for it, and even then as data:
+//
+// - Authenticity: CONVERSION_MAC_ANNOTATION holds `hmac-sha256:<uid>:<base64url>`, an
+//   HMAC-SHA256 with a key only the operator holds over the object's metadata.uid and the
+//   exact text of CONVERSION_ANNOTATION (no canonical form needed: the apiserver keeps an
+//   annotation's text as written). A stash is trusted when the MAC is valid and bound to the
+//   object's uid. Two cases where the apiserver converts without the stored uid: a create
+//   (the object has no uid yet; the stash written then is bound to "") and a write whose
+//   body omits the uid. A stash bound to "" on an object that has a uid is trusted for its
+//   spoke entries only (what older versions read), never for entries replayed into the hub
+//   (storage); an object without a uid trusts the uid the MAC was bound to.
+// - Bounds: the annotation's size, the number of entries, path and value depth are capped;
+//   paths start at spec or status and never hold a prototype segment.
+// - Schema: each entry is applied only when the result has no violation of the target
+//   version's schema bounds it did not have before (bounds.ts); otherwise the base
+//   mapping's value stays.
+//
+// Whatever is ignored is reported to the caller (`onStashRejected`), never thrown: one
+// tenant's annotation must not fail a ConversionReview that also carries others' objects.
+// Pure: the key is passed in; HMAC is computation, not I/O.
+
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../install.ts';
+import { HUB_VERSION, VERSIONS, type VersionName } from '../crd.ts';
+import type { JSONSchemaProps } from '../schema/infer.ts';
+import type { Body } from './body.ts';
+import { violations, type Violation } from './bounds.ts';
+import { getPath, isSafePath, withEntry, type DiffEntry } from './json-diff.ts';
+
+/** Stash entries keyed by the version that holds the data. */
+export type Stash = Partial<Record<VersionName, DiffEntry[]>>;
+
+/** Caps on a stash read from an object; a stash over any of them is ignored whole. */
+export const STASH_LIMITS = {
+  /** Characters of the annotation (256 KiB: the apiserver's limit for all annotations together). */
+  maxChars: 256 * 1024,
+  /** Entries over all versions. */
+  maxEntries: 256,
+  /** Segments of one path (the schemas are at most 5 deep). */
+  maxPathDepth: 16,
+  /** Nesting of one entry's value or base (a condition list is 3 deep). */
+  maxValueDepth: 16,
+} as const;
+
+/** The least key length the loaders accept, in bytes (the HMAC-SHA256 block strength). */
+export const MIN_KEY_BYTES = 32;
+
+/** Why (part of) a stash was ignored; the label of `aiops_conversion_stash_rejected_total`. */
+export type StashRejectionReason =
+  | 'unsigned'
+  | 'forged'
+  | 'foreign_uid'
+  | 'unbound_hub_entries'
+  | 'malformed'
+  | 'too_large'
+  | 'unsafe_path'
+  | 'out_of_bounds';
+
+/** Every StashRejectionReason, for metrics that list their label values up front. */
+export const STASH_REJECTION_REASONS: readonly StashRejectionReason[] = [
+  'unsigned',
+  'forged',
+  'foreign_uid',
+  'unbound_hub_entries',
+  'malformed',
+  'too_large',
+  'unsafe_path',
+  'out_of_bounds',
+];
+
+/** One ignored stash or stash entry: the reason and a line for the log (no stash content). */
+export interface StashRejection {
+  readonly reason: StashRejectionReason;
+  readonly detail: string;
+}
+
+/** Receives each rejection; conversion goes on without the rejected part. */
+export type RejectionSink = (r: StashRejection) => void;
+
+const MAC_PREFIX = 'hmac-sha256';
+
+const keyObjects = new WeakMap<Uint8Array, KeyObject>();
+
+function mac(key: Uint8Array, uid: string, text: string): Buffer {
+  let keyObject = keyObjects.get(key);
+  if (keyObject === undefined) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
+  return createHmac('sha256', keyObject).update(`aiops-conversion-stash\0${uid}\0`).update(text).digest();
+}
+
+/** The CONVERSION_MAC_ANNOTATION value for stash `text` on an object with `uid` ("" when it has none). */
+export function signStash(key: Uint8Array, uid: string, text: string): string {
+  return `${MAC_PREFIX}:${uid}:${mac(key, uid, text).toString('base64url')}`;
+}
+
+/** Which entries a verified MAC vouches for, or why it vouches for none. */
+type Trust = 'all' | 'spokes' | StashRejectionReason;
+
+function verify(key: Uint8Array, uid: string, text: string, signature: string | undefined): Trust {
+  if (signature === undefined) return 'unsigned';
+  const parts = signature.split(':');
+  const [prefix, boundUid, encoded] = parts;
+  if (parts.length !== 3 || prefix !== MAC_PREFIX || boundUid === undefined || encoded === undefined)
+    return 'forged';
+  if (uid !== '' && boundUid !== '' && boundUid !== uid) return 'foreign_uid';
+  const want = mac(key, boundUid, text);
+  const got = Buffer.from(encoded, 'base64url');
+  if (got.length !== want.length || !timingSafeEqual(got, want)) return 'forged';
+  return uid !== '' && boundUid === '' ? 'spokes' : 'all';
+}
+
+/** Nesting depth of a JSON value, counted without recursion; stops counting past `limit`. */
+function depthOf(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [v, d] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    max = Math.max(max, d);
+    if (max > limit) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** `x` as a list of entries within STASH_LIMITS, or why it is not one. */
+function entriesOf(x: unknown): DiffEntry[] | StashRejection {
+  if (!Array.isArray(x)) return { reason: 'malformed', detail: 'an entry list is not an array' };
+  for (const e of x as unknown[]) {
+    if (typeof e !== 'object' || e === null || Array.isArray(e))
+      return { reason: 'malformed', detail: 'an entry is not an object' };
+    const p = (e as Record<string, unknown>)['p'];
+    if (!Array.isArray(p) || !p.every((k) => typeof k === 'string'))
+      return { reason: 'malformed', detail: 'an entry path is not a list of strings' };
+    if (p.length > STASH_LIMITS.maxPathDepth)
+      return { reason: 'too_large', detail: `a path is deeper than ${STASH_LIMITS.maxPathDepth}` };
+    const root = p[0];
+    if (!isSafePath(p) || (root !== 'spec' && root !== 'status'))
+      return { reason: 'unsafe_path', detail: 'a path leaves spec/status or names a prototype' };
+    const { v, b } = e as Record<string, unknown>;
+    if (
+      depthOf(v, STASH_LIMITS.maxValueDepth) > STASH_LIMITS.maxValueDepth ||
+      depthOf(b, STASH_LIMITS.maxValueDepth) > STASH_LIMITS.maxValueDepth
+    )
+      return { reason: 'too_large', detail: `a value is nested deeper than ${STASH_LIMITS.maxValueDepth}` };
+  }
+  return x as DiffEntry[];
+}
+
+/**
+ * The stash of an object with `metadata`, when its MAC under `key` vouches for it; an empty
+ * stash (and one rejection to `reject`) when it is unsigned, forged, bound to another
+ * object, malformed or over STASH_LIMITS. Never throws.
+ */
+export function readStash(
+  metadata: { readonly uid?: string; readonly annotations?: Readonly<Record<string, string>> },
+  key: Uint8Array,
+  reject: RejectionSink,
+): Stash {
+  const annotations = metadata.annotations ?? {};
+  const text = Object.hasOwn(annotations, CONVERSION_ANNOTATION)
+    ? annotations[CONVERSION_ANNOTATION]
+    : undefined;
+  if (text === undefined) return {};
+  if (typeof text !== 'string' || text.length > STASH_LIMITS.maxChars) {
+    reject({
+      reason: 'too_large',
+      detail: `the annotation is longer than ${STASH_LIMITS.maxChars} characters`,
+    });
+    return {};
+  }
+  const signature = Object.hasOwn(annotations, CONVERSION_MAC_ANNOTATION)
+    ? annotations[CONVERSION_MAC_ANNOTATION]
+    : undefined;
+  const uid = typeof metadata.uid === 'string' ? metadata.uid : '';
+  const trust = verify(key, uid, text, typeof signature === 'string' ? signature : undefined);
+  if (trust !== 'all' && trust !== 'spokes') {
+    reject({ reason: trust, detail: `${CONVERSION_MAC_ANNOTATION} does not vouch for the stash` });
+    return {};
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    reject({ reason: 'malformed', detail: 'the annotation is not JSON' });
+    return {};
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    reject({ reason: 'malformed', detail: 'the annotation is not a JSON object' });
+    return {};
+  }
+  const stash: Stash = {};
+  let count = 0;
+  for (const [version, list] of Object.entries(parsed)) {
+    if (!VERSIONS.includes(version as VersionName)) {
+      reject({ reason: 'malformed', detail: 'a key is not a version' });
+      return {};
+    }
+    const entries = entriesOf(list);
+    if (!Array.isArray(entries)) {
+      reject(entries);
+      return {};
+    }
+    count += entries.length;
+    if (count > STASH_LIMITS.maxEntries) {
+      reject({ reason: 'too_large', detail: `more than ${STASH_LIMITS.maxEntries} entries` });
+      return {};
+    }
+    if (trust === 'spokes' && version === HUB_VERSION) {
+      reject({
+        reason: 'unbound_hub_entries',
+        detail: 'hub entries of a stash signed before the object had a uid',
+      });
+      continue;
+    }
+    stash[version as VersionName] = entries;
+  }
+  return stash;
+}
+
+/**
+ * Writes `stash` into `annotations` (a new object) with its MAC under `key` for an object
+ * with `uid`; removes both annotations when the stash is empty.
+ */
+export function writeStash(
+  annotations: Readonly<Record<string, string>>,
+  stash: Stash,
+  key: Uint8Array,
+  uid: string,
+): Record<string, string> {
+  const out = { ...annotations };
+  if (Object.keys(stash).length === 0) {
+    Reflect.deleteProperty(out, CONVERSION_ANNOTATION);
+    Reflect.deleteProperty(out, CONVERSION_MAC_ANNOTATION);
+    return out;
+  }
+  const text = JSON.stringify(stash);
+  out[CONVERSION_ANNOTATION] = text;
+  out[CONVERSION_MAC_ANNOTATION] = signStash(key, uid, text);
+  return out;
+}
+
+/**
+ * The violations an entry at `path` can cause in `body`: of the field of spec or status the
+ * path is under (or of all of spec or status for a path of one segment), including that
+ * field being undeclared, or absent though required.
+ */
+function violationsAround(
+  schema: { readonly spec: JSONSchemaProps; readonly status: JSONSchemaProps },
+  body: Body,
+  path: readonly string[],
+): Set<string> {
+  const root = path[0] === 'spec' ? 'spec' : 'status';
+  const field = path[1];
+  const rootSchema = schema[root];
+  const value = getPath(body, field === undefined ? [root] : [root, field]);
+  const where = field === undefined ? root : `${root}.${field}`;
+  const props = rootSchema.properties ?? {};
+  const fieldSchema =
+    field === undefined ? rootSchema : Object.hasOwn(props, field) ? props[field] : undefined;
+  let found: Violation[];
+  if (value === undefined) {
+    const required = field === undefined ? root === 'spec' : (rootSchema.required ?? []).includes(field);
+    found = required ? [{ path: where, why: 'required' }] : [];
+  } else if (fieldSchema === undefined) found = [{ path: where, why: 'not declared' }];
+  else found = violations(fieldSchema, value, where);
+  return new Set(found.map((v) => `${v.path}: ${v.why}`));
+}
+
+/**
+ * `base` (not changed) with `entries` applied in order, each guarded as withEntry does,
+ * except an entry after which the body has a violation of `schema` (spec and status of the
+ * target version) it did not have before: that entry is skipped and reported as
+ * out_of_bounds. Only what an entry can change is checked (the field of spec or status it
+ * is under).
+ */
+export function applyStash(
+  base: Body,
+  entries: readonly DiffEntry[],
+  schema: { readonly spec: JSONSchemaProps; readonly status: JSONSchemaProps },
+  reject: RejectionSink,
+): Body {
+  let current = base;
+  for (const e of entries) {
+    const next = withEntry(current, e);
+    if (next === current) continue;
+    const before = violationsAround(schema, current, e.p);
+    const added = [...violationsAround(schema, next, e.p)].filter((v) => !before.has(v));
+    if (added.length > 0) reject({ reason: 'out_of_bounds', detail: added.slice(0, 3).join('; ') });
+    else current = next;
+  }
+  return current;
+}
