@@ -352,10 +352,34 @@ function join(tokens: Tokens, gaps: readonly string[]): string {
   }, '');
 }
 
+/** Words Prometheus reads whatever their case (its keywords; function names are not). */
+const KEYWORDS = new Set(
+  'sum avg min max count group stddev stdvar topk bottomk limitk limit_ratio quantile count_values by without offset bool on ignoring group_left group_right and or unless atan2 inf nan start end anchored smoothed fill fill_left'.split(
+    ' ',
+  ),
+);
+
+/** `tokens` with keywords upper-cased where `upper` (taken in turn) says so. */
+function recase(tokens: Tokens, upper: readonly boolean[]): Tokens {
+  return tokens.map((t, i) =>
+    KEYWORDS.has(t.toLowerCase()) && upper[i % upper.length] === true ? t.toUpperCase() : t,
+  );
+}
+
 /** A query as a tenant may write it, and the same tokens joined by blanks only. */
 const query = fc
-  .tuple(grammar, fc.array(gap, { minLength: 64, maxLength: 64 }))
-  .map(([tokens, gaps]) => ({ text: join(tokens, gaps), plain: join(tokens, [' ']) }));
+  .tuple(
+    grammar,
+    fc.array(gap, { minLength: 64, maxLength: 64 }),
+    fc.array(
+      fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      { minLength: 16, maxLength: 16 },
+    ),
+  )
+  .map(([tokens, gaps, upper]) => {
+    const cased = recase(tokens, upper);
+    return { text: join(cased, gaps), plain: join(cased, [' ']) };
+  });
 
 // ---- The comparison. ----
 
