@@ -182,6 +182,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     const [target = ''] = targetKeys(t);
     return taskCache.byIndex('target', target).filter((k) => k !== objectKey(t));
   };
+  // The leader's sweep of stale cordon marks (mark-sweep.ts), started in lead().
+  let sweeper: MarkSweeper | undefined;
   taskCache.on({
     add: (t) => queue.add(objectKey(t)),
     update: (a, b) => {
@@ -190,6 +192,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     delete: (t) => {
       queue.add(objectKey(t));
       for (const key of sameTarget(t)) queue.add(key);
+      sweeper?.soon();
     },
   });
   const waitingForSlot = (): void => {
@@ -212,7 +215,6 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const leading = (): boolean => elector === undefined || elector.leading;
   const actions = new Actions(transport, o.maxCordonedNodesPercent, o.maxCordonedNodesPerNamespace);
   const events = new EventRecorder(transport, identity, log);
-  let sweeper: MarkSweeper | undefined;
   const reconciler = new Reconciler({
     gate: actionGate(leading, pauseAt, log),
     tasks,

@@ -5,7 +5,8 @@
 // node's resourceVersion). An orphan is confirmed by a live list of AITasks before anything
 // is released (the cache may lag after a start, or hold only this shard's AITasks). A
 // dropped mark of an AITask that still exists also leaves its status.cordonedNodes. Runs
-// only on the leader: once when it starts leading and then every `intervalMs`.
+// only on the leader: once when it starts leading, every `intervalMs`, and a second after
+// an AITask is deleted (a tenant's task deleted without its finalizer is released at once).
 
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { ConflictError, NotFoundError } from '../api/kube/errors.ts';
@@ -20,10 +21,10 @@ import type { Informer } from './runtime/informer.ts';
 
 /** What the sweep reads and writes. */
 export interface MarkSweepDeps {
-  readonly actions: Actions;
-  readonly tasks: AITaskClient;
-  readonly taskCache: Informer<v2.AITask>;
-  readonly events: EventRecorder;
+  readonly actions: Pick<Actions, 'nodes' | 'releaseMark'>;
+  readonly tasks: Pick<AITaskClient, 'listAll' | 'get' | 'replaceStatus'>;
+  readonly taskCache: Pick<Informer<v2.AITask>, 'list'>;
+  readonly events: Pick<EventRecorder, 'record'>;
   readonly log: Logger;
   /** The operator's `--namespace`: only marks of AITasks of that namespace (default: all). */
   readonly namespace?: string;
@@ -102,18 +103,38 @@ async function dropFromStatus(d: MarkSweepDeps, task: v2.AITask, node: string): 
   ]);
 }
 
+/** Delay of a sweep asked for by `soon()`: 1 s, so a burst of deletions costs one sweep. */
+export const SOON_MS = 1000;
+
 /** A running sweep loop. */
 export interface MarkSweeper {
+  /**
+   * Sweeps within SOON_MS (an AITask was deleted: its marks may now be orphaned); while a
+   * sweep runs, another follows it. Never postpones a sweep already due sooner.
+   */
+  soon(): void;
   /** Stops the loop and waits for a sweep under way. Idempotent. */
   stop(): Promise<void>;
 }
 
-/** Sweeps at once, then every `intervalMs` (default DEFAULT_MARK_SWEEP_MS) until stopped; a failed sweep is logged. */
+/**
+ * Sweeps at once, then every `intervalMs` (default DEFAULT_MARK_SWEEP_MS) and after each
+ * `soon()`, until stopped; a failed sweep is logged and the loop goes on.
+ */
 export function startMarkSweeper(d: MarkSweepDeps, intervalMs = DEFAULT_MARK_SWEEP_MS): MarkSweeper {
   let timer: NodeJS.Timeout | undefined;
+  let dueAt = Infinity;
+  let running: Promise<void> | undefined;
+  let again = false;
   let stopped = false;
-  let running: Promise<void> = Promise.resolve();
+  const schedule = (ms: number): void => {
+    if (stopped || Date.now() + ms >= dueAt) return;
+    clearTimeout(timer);
+    dueAt = Date.now() + ms;
+    timer = setTimeout(run, ms);
+  };
   const run = (): void => {
+    dueAt = Infinity;
     running = sweepMarks(d)
       .then(
         () => undefined,
@@ -123,11 +144,17 @@ export function startMarkSweeper(d: MarkSweepDeps, intervalMs = DEFAULT_MARK_SWE
           }),
       )
       .finally(() => {
-        if (!stopped) timer = setTimeout(run, intervalMs);
+        running = undefined;
+        schedule(again ? SOON_MS : intervalMs);
+        again = false;
       });
   };
   run();
   return {
+    soon: () => {
+      if (running !== undefined) again = true;
+      else schedule(SOON_MS);
+    },
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
