@@ -12,6 +12,21 @@ import type { JSONSchemaProps } from '../schema/infer.ts';
 export interface Violation {
   readonly path: string;
   readonly why: string;
+  /**
+   * The optional property (keys from the value checked) whose removal clears the violation:
+   * the property itself, or the list it is in. Absent when that property is required.
+   */
+  readonly remove?: readonly string[];
+}
+
+interface Item {
+  readonly schema: JSONSchemaProps;
+  readonly value: unknown;
+  readonly path: string;
+  /** The property of the value checked that holds this item, and whether its parent requires it. */
+  readonly prop: readonly string[];
+  readonly required: boolean;
+  readonly inList: boolean;
 }
 
 const patterns = new Map<string, RegExp>();
@@ -90,27 +105,32 @@ function scalarError(schema: JSONSchemaProps, value: unknown): string | undefine
  */
 export function violations(schema: JSONSchemaProps, value: unknown, path = ''): Violation[] {
   const out: Violation[] = [];
-  const stack: { schema: JSONSchemaProps; value: unknown; path: string }[] = [{ schema, value, path }];
+  const report = (at: Item, p: string, why: string, prop = at.prop, required = at.required): void => {
+    out.push(required ? { path: p, why } : { path: p, why, remove: prop });
+  };
+  const stack: Item[] = [{ schema, value, path, prop: [], required: true, inList: false }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { schema: s, value: v, path: p } = next;
     if (v === null && s.nullable === true) continue;
     const why = typeError(s, v) ?? scalarError(s, v);
     if (why !== undefined) {
-      out.push({ path: p, why });
+      report(next, p, why);
       continue;
     }
     if (Array.isArray(v)) {
-      if (s.maxItems !== undefined && v.length > s.maxItems)
-        out.push({ path: p, why: `more than ${s.maxItems} items` });
+      if (s.maxItems !== undefined && v.length > s.maxItems) report(next, p, `more than ${s.maxItems} items`);
       const items = s.items;
       if (items !== undefined)
-        v.forEach((item, i) => stack.push({ schema: items, value: item, path: `${p}[${i}]` }));
+        v.forEach((item, i) =>
+          stack.push({ ...next, schema: items, value: item, path: `${p}[${i}]`, inList: true }),
+        );
     } else if (typeof v === 'object' && v !== null && s.type === 'object') {
       const o = v as Record<string, unknown>;
       const keys = Object.keys(o).filter((k) => o[k] !== undefined);
       if (s.maxProperties !== undefined && keys.length > s.maxProperties)
-        out.push({ path: p, why: `more than ${s.maxProperties} properties` });
-      for (const k of s.required ?? [])
+        report(next, p, `more than ${s.maxProperties} properties`);
+      const required = s.required ?? [];
+      for (const k of required)
         if (!keys.includes(k)) out.push({ path: p === '' ? k : `${p}.${k}`, why: 'required' });
       const closed =
         (s.properties !== undefined || s.additionalProperties !== undefined) &&
@@ -121,8 +141,18 @@ export function violations(schema: JSONSchemaProps, value: unknown, path = ''): 
             ? s.properties[k]
             : s.additionalProperties;
         const childPath = p === '' ? k : `${p}.${k}`;
-        if (child !== undefined) stack.push({ schema: child, value: o[k], path: childPath });
-        else if (closed) out.push({ path: childPath, why: 'not declared' });
+        const prop = next.inList ? next.prop : [...next.prop, k];
+        const isRequired = next.inList ? next.required : required.includes(k);
+        if (child !== undefined)
+          stack.push({
+            schema: child,
+            value: o[k],
+            path: childPath,
+            prop,
+            required: isRequired,
+            inList: next.inList,
+          });
+        else if (closed) report(next, childPath, 'not declared', prop, isRequired);
       }
     }
   }

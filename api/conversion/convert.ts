@@ -8,11 +8,18 @@
 
 import { GROUP, KIND, type ObjectMeta } from '../schema/common.ts';
 import { HUB_VERSION, objectSchema, VERSIONS, type VersionName } from '../crd.ts';
-import type { JSONSchemaProps } from '../schema/infer.ts';
 import type { Body } from './body.ts';
 import { ConversionError } from './errors.ts';
 import { diff } from './json-diff.ts';
-import { applyStash, readStash, writeStash, type RejectionSink, type Stash } from './stash.ts';
+import {
+  applyStash,
+  fitBounds,
+  readStash,
+  writeStash,
+  type BodySchema,
+  type RejectionSink,
+  type Stash,
+} from './stash.ts';
 import { liftV1, projectV1 } from './v1.ts';
 import { liftV1alpha1, projectV1alpha1 } from './v1alpha1.ts';
 
@@ -26,9 +33,24 @@ export interface LooseAITask {
 }
 
 type Spoke = Exclude<VersionName, 'v2'>;
+/** spec and status schemas of each version, for the bounds conversion output keeps. */
+const SCHEMAS = Object.fromEntries(
+  VERSIONS.map((v) => {
+    const props = objectSchema(v).properties ?? {};
+    return [v, { spec: props['spec'] ?? {}, status: props['status'] ?? {} }];
+  }),
+) as Record<VersionName, BodySchema>;
+
+/** Each spoke's mapping, its output fitted to the target version's bounds (fitBounds). */
 const MAPPINGS: Record<Spoke, { lift: (b: Body) => Body; project: (b: Body) => Body }> = {
-  v1alpha1: { lift: liftV1alpha1, project: projectV1alpha1 },
-  v1: { lift: liftV1, project: projectV1 },
+  v1alpha1: {
+    lift: (b) => fitBounds(liftV1alpha1(b), SCHEMAS.v2),
+    project: (b) => fitBounds(projectV1alpha1(b), SCHEMAS.v1alpha1),
+  },
+  v1: {
+    lift: (b) => fitBounds(liftV1(b), SCHEMAS.v2),
+    project: (b) => fitBounds(projectV1(b), SCHEMAS.v1),
+  },
 };
 
 /** What conversion needs besides the object. */
@@ -41,14 +63,6 @@ export interface ConvertOptions {
   /** Called for each stash or stash entry ignored, with the reason (default: nothing). */
   readonly onStashRejected?: RejectionSink;
 }
-
-/** spec and status schemas of each version, for the bounds a stash entry must keep. */
-const SCHEMAS = Object.fromEntries(
-  VERSIONS.map((v) => {
-    const props = objectSchema(v).properties ?? {};
-    return [v, { spec: props['spec'] ?? {}, status: props['status'] ?? {} }];
-  }),
-) as Record<VersionName, { spec: JSONSchemaProps; status: JSONSchemaProps }>;
 
 const ignore: RejectionSink = () => undefined;
 

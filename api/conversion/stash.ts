@@ -28,7 +28,7 @@ import { HUB_VERSION, VERSIONS, type VersionName } from '../crd.ts';
 import type { JSONSchemaProps } from '../schema/infer.ts';
 import type { Body } from './body.ts';
 import { violations, type Violation } from './bounds.ts';
-import { getPath, isSafePath, withEntry, type DiffEntry } from './json-diff.ts';
+import { getPath, isSafePath, withEntry, type DiffEntry, type Json } from './json-diff.ts';
 
 /** Stash entries keyed by the version that holds the data. */
 export type Stash = Partial<Record<VersionName, DiffEntry[]>>;
@@ -245,16 +245,41 @@ export function writeStash(
   return out;
 }
 
+/** The schemas of spec and status of one version. */
+export interface BodySchema {
+  readonly spec: JSONSchemaProps;
+  readonly status: JSONSchemaProps;
+}
+
+/**
+ * `body` (not changed) without each optional field whose value breaks `schema` (the
+ * field, or the list holding the value), so a mapping's output keeps the target version's
+ * bounds: a v1alpha1 phase v1 and v2 do not know, say. What is dropped is not lost: the
+ * stash carries it back to the version that holds it.
+ */
+export function fitBounds(body: Body, schema: BodySchema): Body {
+  let out = body;
+  const found = [
+    ...violations(schema.spec, body.spec).map((v) => ['spec', v] as const),
+    ...(body.status === undefined
+      ? []
+      : violations(schema.status, body.status).map((v) => ['status', v] as const)),
+  ];
+  for (const [root, v] of found) {
+    if (v.remove === undefined) continue;
+    const p = [root, ...v.remove];
+    const current = getPath(out, p);
+    if (current !== undefined) out = withEntry(out, { p, b: current as Json });
+  }
+  return out;
+}
+
 /**
  * The violations an entry at `path` can cause in `body`: of the field of spec or status the
  * path is under (or of all of spec or status for a path of one segment), including that
  * field being undeclared, or absent though required.
  */
-function violationsAround(
-  schema: { readonly spec: JSONSchemaProps; readonly status: JSONSchemaProps },
-  body: Body,
-  path: readonly string[],
-): Set<string> {
+function violationsAround(schema: BodySchema, body: Body, path: readonly string[]): Set<string> {
   const root = path[0] === 'spec' ? 'spec' : 'status';
   const field = path[1];
   const rootSchema = schema[root];
@@ -282,7 +307,7 @@ function violationsAround(
 export function applyStash(
   base: Body,
   entries: readonly DiffEntry[],
-  schema: { readonly spec: JSONSchemaProps; readonly status: JSONSchemaProps },
+  schema: BodySchema,
   reject: RejectionSink,
 ): Body {
   let current = base;
