@@ -445,3 +445,45 @@ test('confined queries answer on namespaces a and b exactly as on a alone', asyn
   enough('answered', tally.answered >= tally.confined * 0.4);
   enough('reading other namespaces unconfined', tally.readsOtherNamespaces >= tally.confined * 0.2);
 });
+
+test('hand-written escapes: where the two parsers could disagree, the confined query still reads only namespace a', async () => {
+  const both = all;
+  const a = onlyA;
+  assert.ok(both && a, 'both Prometheus servers started');
+  const attacks = [
+    // The reproduction of issue 21: the matcher appended inside a trailing comment.
+    'max(demo_load{pod="p1" #\n})',
+    '{"demo.dotted" #\n}',
+    'demo_load{pod="p1", # c\n}',
+    // Prometheus ends a comment at \r, the grammar only at \n.
+    'demo_load # \r or demo_requests_total',
+    'demo_load{pod="p1"} #\r or {__name__=~".+"}\n',
+    'sum by (pod # \r) (demo_load) or (demo_load\n) (demo_load)',
+    'demo_load{pod="p1" #\r} or {job="demo"\n}',
+    // Whitespace the grammar takes and Prometheus refuses.
+    'demo_load\u00a0or\u00a0demo_requests_total',
+    'demo_load\vor demo_requests_total',
+    'demo_load\u2028or demo_requests_total',
+    // Strings the grammar ends where Prometheus refuses them.
+    'demo_load{pod="p1\r#"} or demo_requests_total',
+    'demo_load{pod="p1#\n} or demo_requests_total',
+    // Keywords as metric names, in any case.
+    'sum{job="demo"} + SUM BY (job) (by)',
+  ];
+  for (const q of attacks) {
+    const confined = confineQuery(q, 'a');
+    assert.ok(confined.ok, `${JSON.stringify(q)}: ${confined.ok ? '' : confined.message}`);
+    const [onBoth, onA]: [QueryAnswer, QueryAnswer] = await Promise.all([
+      both.query(confined.query, T),
+      a.query(confined.query, T),
+    ]);
+    const where = `query ${JSON.stringify(q)} confined to ${JSON.stringify(confined.query)}`;
+    assert.deepEqual(foreignRows(onBoth), [], `${where}: rows of another namespace`);
+    assert.equal(essence(onBoth), essence(onA), `${where}: answers differ between a+b and a alone`);
+  }
+  // The reproduction answers, and with namespace a's value.
+  const repro = confineQuery('max(demo_load{pod="p1" #\n})', 'a');
+  assert.ok(repro.ok);
+  const answer = await both.query(repro.query, T);
+  assert.deepEqual(answer.data?.result, [{ metric: {}, value: [T, '11'] }]);
+});
