@@ -10,7 +10,7 @@ import { buildOperatorImage } from '../../scripts/image.ts';
 import { startCluster } from '../harness/cluster.ts';
 import { defaultBinDir } from '../harness/paths.ts';
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
-import { realNodeUnavailable } from '../harness/real-node/node.ts';
+import { realNodeMissing } from '../harness/real-node/node.ts';
 import { kubectlWith, podProcesses, until } from '../real-node/support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -47,7 +47,7 @@ async function readyPod(kubectl: ReturnType<typeof kubectlWith>, ns: string, sel
 
 /** The `deployed` section; skipped with a line when no real node can run here. */
 export async function bench(): Promise<void> {
-  const why = realNodeUnavailable(defaultBinDir());
+  const why = realNodeMissing(defaultBinDir());
   if (why !== undefined) {
     process.stdout.write(`\n## deployed (real node)\nskipped: ${why}\n`);
     return;

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { attachCluster, MARKER_FILE, startCluster } from './cluster.ts';
-import { olmUnavailable } from './olm.ts';
+import { olmMissing } from './olm.ts';
 import { probe } from './kube-http.ts';
 import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
 import { componentLiveness, readState, writeState } from './state.ts';
@@ -62,7 +62,7 @@ async function up(dir: string, realNode: boolean, olm: boolean): Promise<number>
     await attachCluster(state).stop();
   }
   const binDir = defaultBinDir();
-  if (olm && olmUnavailable(binDir) !== undefined) {
+  if (olm && olmMissing(binDir) !== undefined) {
     err('building OLM and opm from Go modules (missing); this takes minutes');
     await build('olm');
     await build('validators');

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import type { KubeHttp } from './kube-http.ts';
 import type { Component, ComponentSpec } from './process.ts';
+import { REQUIRE_REAL_NODE, skipUnlessRequired } from './required.ts';
 
 /** Name and namespace of the CatalogSource the harness creates. */
 export const CATALOG_SOURCE = { name: 'aiops-catalog', namespace: 'olm' } as const;
@@ -32,12 +33,20 @@ export interface OlmContext {
   readonly catalogDir: string;
 }
 
-/** Why OLM cannot start from `binDir`, or undefined. */
-export function olmUnavailable(binDir: string): string | undefined {
+/** What OLM lacks to start from `binDir` (with the command that builds it), or undefined. */
+export function olmMissing(binDir: string): string | undefined {
   const missing = ['olm', 'catalog', 'opm', 'olm-crds'].filter((b) => !existsSync(join(binDir, b)));
   return missing.length === 0
     ? undefined
     : `missing ${missing.join(', ')} in ${binDir}: test/harness/build-control-plane.sh olm && test/harness/build-control-plane.sh validators`;
+}
+
+/**
+ * A test's skip reason when OLM cannot start from `binDir`, or undefined; throws instead when
+ * AIOPS_REQUIRE_REAL_NODE is set.
+ */
+export function olmUnavailable(binDir: string): string | undefined {
+  return skipUnlessRequired(REQUIRE_REAL_NODE, olmMissing(binDir));
 }
 
 function kubectl(kubeconfig: string, args: readonly string[]): void {
@@ -52,7 +61,7 @@ async function create(api: KubeHttp, path: string, body: object): Promise<void> 
 
 /** Installs and starts OLM; resolves once the CatalogSource is READY. */
 export async function startOlm(ctx: OlmContext): Promise<void> {
-  const why = olmUnavailable(ctx.binDir);
+  const why = olmMissing(ctx.binDir);
   if (why !== undefined) throw new Error(`cannot start OLM: ${why}`);
   const crds = realpathSync(join(ctx.binDir, 'olm-crds'));
   kubectl(ctx.kubeconfigPath, ['apply', '--server-side', '-f', crds]);

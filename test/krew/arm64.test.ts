@@ -3,6 +3,7 @@
 // manifest's files and bin for os=linux, arch=arm64), and the executable runs under qemu's
 // user-mode emulator against the arm64 libraries Debian's cross packages install. Also checks
 // that each linux archive carries an executable for its own CPU (the ELF header's machine).
+// Without qemu or the cross libraries it skips, or fails when AIOPS_REQUIRE_REAL_NODE is set.
 
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -22,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { load } from 'js-yaml';
+import { REQUIRE_REAL_NODE, skipUnlessRequired } from '../harness/required.ts';
 import { testKubeconfig } from '../support/cluster.ts';
 import { buildKrewRelease, userPath, type KrewRelease } from '../../plugin/kubectl-run.ts';
 import { buildProgram } from '../../plugin/program.ts';
@@ -39,7 +41,10 @@ const NEEDS: readonly (readonly [file: string, pkg: string])[] = [
   [`${SYSROOT}/lib/libgcc_s.so.1`, 'libgcc-s1-arm64-cross'],
 ];
 const missing = NEEDS.filter(([file]) => !existsSync(file)).map(([, pkg]) => pkg);
-const noQemu = missing.length > 0 && `needs Debian packages: apt-get install ${missing.join(' ')}`;
+const noQemu = skipUnlessRequired(
+  REQUIRE_REAL_NODE,
+  missing.length > 0 ? `needs Debian packages: apt-get install ${missing.join(' ')}` : undefined,
+);
 
 /** ELF e_machine values (the 2 bytes at offset 18) of the arches the release ships. */
 const ELF_MACHINE = { amd64: 0x3e, arm64: 0xb7 } as const;

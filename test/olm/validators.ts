@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { skipUnlessRequired } from '../harness/required.ts';
 
 /** Repository root. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -34,10 +35,10 @@ export function validatorPath(name: Validator): string {
  */
 export function skipUnless(name: Validator): string | false {
   const path = validatorPath(name);
-  if (existsSync(path)) return false;
-  const build = `bash test/harness/build-control-plane.sh ${TARGET[name]}`;
-  if (process.env['AIOPS_REQUIRE_VALIDATORS']) throw new Error(`${path} is missing: run ${build}`);
-  return `${name} not built (${build}); set AIOPS_REQUIRE_VALIDATORS to make this a failure`;
+  const why = existsSync(path)
+    ? undefined
+    : `${path} is missing: run bash test/harness/build-control-plane.sh ${TARGET[name]}`;
+  return skipUnlessRequired('AIOPS_REQUIRE_VALIDATORS', why) ?? false;
 }
 
 /** Outcome of one validator run; `code` is the exit status. */

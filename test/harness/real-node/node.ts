@@ -13,6 +13,7 @@ import type { KubeHttp } from '../kube-http.ts';
 import { writeKubeconfig } from '../kubeconfig.ts';
 import { CLIENT_IDENTITIES, type Pki } from '../pki.ts';
 import type { Component, ComponentSpec } from '../process.ts';
+import { REQUIRE_REAL_NODE, skipUnlessRequired } from '../required.ts';
 import {
   containerdConfig,
   containerdSpec,
@@ -68,8 +69,8 @@ const REQUIRED_COMMANDS = [
 const PACKAGES =
   'apt-get install containerd runc containernetworking-plugins nftables iproute2 buildah busybox-static';
 
-/** Why a real node cannot start on this machine, or undefined if it can. */
-export function realNodeUnavailable(binDir: string): string | undefined {
+/** What a real node lacks on this machine (with how to get it), or undefined if it can start. */
+export function realNodeMissing(binDir: string): string | undefined {
   if (process.getuid?.() !== 0) return 'a real node needs root (network namespaces, cgroups, mounts)';
   const missing = REQUIRED_COMMANDS.filter((c) => !existsSync(c));
   for (const c of ['nft', 'ip', 'nsenter', 'buildah', 'ctr', 'gcc'])
@@ -86,6 +87,14 @@ export function realNodeUnavailable(binDir: string): string | undefined {
       return `missing ${join(binDir, b)}: test/harness/build-control-plane.sh all`;
     }
   return undefined;
+}
+
+/**
+ * A test's skip reason when no real node can start here, or undefined; throws instead when
+ * AIOPS_REQUIRE_REAL_NODE is set.
+ */
+export function realNodeUnavailable(binDir: string): string | undefined {
+  return skipUnlessRequired(REQUIRE_REAL_NODE, realNodeMissing(binDir));
 }
 
 /** The `kubernetes` Service's endpoint: the forwarder on the host end of the node's link. */
@@ -177,7 +186,7 @@ async function acquireNetwork(log: (line: string) => void): Promise<void> {
  * On failure the caller's cluster teardown (stopRealNode) cleans up whatever was made.
  */
 export async function startRealNode(ctx: RealNodeContext): Promise<void> {
-  const why = realNodeUnavailable(ctx.binDir);
+  const why = realNodeMissing(ctx.binDir);
   if (why !== undefined) throw new Error(`cannot start a real node: ${why}`);
   const p = nodePaths(ctx.dir);
   ensurePauseImage();
