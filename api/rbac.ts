@@ -85,15 +85,15 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
 ];
 
 /**
- * Rules in the operator's own namespace (a Role; `permissions` in the CSV): leader election
- * and the webhook serving certificate never need access anywhere else.
+ * Rules in the operator's own namespace (a Role; `permissions` in the CSV): leader election,
+ * the webhook serving certificate and the conversion stash key never need access anywhere else.
  */
 export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
   /** Leader election on a coordination.k8s.io Lease: read, create when absent, renew/release by PUT. */
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   /**
-   * The self-signed webhook certificate (`--self-signed-cert`, plain install): created once,
-   * then read and renewed by name only.
+   * The self-signed webhook certificate (`--self-signed-cert`, plain install) and the
+   * conversion stash key: created once, then read (and the certificate renewed) by name only.
    */
   { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
   {
@@ -101,5 +101,15 @@ export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
     resources: ['secrets'],
     resourceNames: [DEFAULT_INSTALL.webhookCertSecret],
     verbs: ['get', 'update'],
+  },
+  /**
+   * The key that signs the conversion stash (cmd/conversion-key.ts): created once (the
+   * `create` above), then only read, by name.
+   */
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    resourceNames: [DEFAULT_INSTALL.conversionKeySecret],
+    verbs: ['get'],
   },
 ];

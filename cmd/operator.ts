@@ -1,7 +1,8 @@
 // The operator process as deployed (`npm run operator`, dist/operator.mjs, the image):
 // the operator from operator/ plus, when `--webhook-port` is set, the conversion
 // webhook from conversion-webhook/ in the same process (what OLM's webhookdefinitions
-// and the plain manifests expect), and with `--self-signed-cert` the certificate that
+// and the plain manifests expect), with the key that signs its conversion stash from a
+// Secret (cmd/conversion-key.ts), and with `--self-signed-cert` the certificate that
 // webhook serves. It is the one place those rooms meet; neither imports the other.
 
 import { hostname } from 'node:os';
@@ -18,6 +19,7 @@ import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
+import { ensureConversionKey, provideConversionKey } from './conversion-key.ts';
 import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
 import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
 
@@ -30,6 +32,7 @@ interface WebhookFlags {
   certSyncInterval: number;
   webhookShutdownDelay: number;
   webhookCertFromSecret?: string;
+  conversionKeySecret: string;
   migrateStorageOnStart?: boolean;
 }
 
@@ -97,6 +100,11 @@ const command = buildCommand(run)
     '--webhook-cert-from-secret <name>',
     "also read the webhook's tls.crt/tls.key from this Secret in the pod's namespace every 5 s, ahead of the kubelet's volume refresh, and put its CA (olmCAKey) back into the CRD's conversion webhook when an OLM InstallPlan left it without one while it points at the Secret's Service, <service>-cert (the CSV names OLM's <deployment>-service-cert; default: files only)",
   )
+  .option(
+    '--conversion-key-secret <name>',
+    "Secret in the pod's namespace holding the key that signs the conversion stash (data key `key`); created with a random key when absent and kept across upgrades (needs get on it and create on secrets, as the shipped RBAC grants). While it cannot be read the webhook signs with a key of its own process, retried every 10 s",
+    DEFAULT_INSTALL.conversionKeySecret,
+  )
   .addOption(
     switchOption(
       '--migrate-storage-on-start',
@@ -122,8 +130,21 @@ async function run(o: OperatorOptions): Promise<void> {
   let webhook: WebhookServer | undefined;
   let certTimer: NodeJS.Timeout | undefined;
   let stopFollowing = (): void => undefined;
+  let stopKeyRetries = (): void => undefined;
   if (flags.webhookPort !== undefined) {
     const log = o.log.with({ component: 'conversion-webhook' });
+    const keySecret = {
+      transport: await transportOf(o),
+      namespace: process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace,
+      name: flags.conversionKeySecret,
+    };
+    const stashKey = await ensureConversionKey(keySecret).catch((err: unknown) => {
+      log.error('conversion stash key Secret not read; retrying after the webhook starts', {
+        secret: `${keySecret.namespace}/${keySecret.name}`,
+        err: (err as Error).message,
+      });
+      return undefined;
+    });
     if (flags.selfSignedCert === true) {
       const transport = await transportOf(o);
       const ns = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
@@ -153,7 +174,9 @@ async function run(o: OperatorOptions): Promise<void> {
       host: o.bindAddress,
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
+      ...(stashKey ? { stashKey } : {}),
     });
+    if (stashKey === undefined) stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });
     if (flags.webhookCertFromSecret !== undefined) {
       const transport = await transportOf(o);
       const namespace = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
@@ -203,6 +226,7 @@ async function run(o: OperatorOptions): Promise<void> {
       stopping = true;
       clearInterval(certTimer);
       stopFollowing();
+      stopKeyRetries();
       stopReporting();
       migrating.abort();
       const closeWebhook = async (): Promise<void> => {
