@@ -1,13 +1,15 @@
 // The operator's settings as users give them: flags, the environment (what an OLM
 // Subscription's spec.config.env can set) with the flag winning, the controller-runtime
-// names, switches turned off by "false", and README naming every flag and variable.
+// names (the log level checked by what the logger writes), switches turned off by "false",
+// and README naming every flag and variable.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, test } from 'node:test';
+import { describe, mock, test } from 'node:test';
+import type { Logger } from '../api/log.ts';
 import type { OperatorOptions } from './assembly.ts';
 import { buildCommand, hostPort, logLevel } from './command.ts';
 
@@ -33,6 +35,24 @@ async function parse(argv: readonly string[], env: Record<string, string> = {}):
     for (const k of Object.keys(process.env)) if (!(k in saved)) Reflect.deleteProperty(process.env, k);
     Object.assign(process.env, saved);
   }
+}
+
+/** The levels `log` writes (to stdout, captured here) when asked to log one line at each. */
+function levelsWritten(log: Logger): string[] {
+  const lines: string[] = [];
+  const write = mock.method(process.stdout, 'write', (chunk: unknown) => {
+    lines.push(String(chunk));
+    return true;
+  });
+  try {
+    log.debug('d');
+    log.info('i');
+    log.warn('w');
+    log.error('e');
+  } finally {
+    write.mock.restore();
+  }
+  return lines.map((l) => (JSON.parse(l) as { level: string }).level);
 }
 
 void describe('operator settings', () => {
@@ -112,8 +132,20 @@ void describe('operator settings', () => {
     assert.equal(logLevel('2'), 'debug');
     assert.equal(logLevel('error'), 'error');
     assert.throws(() => logLevel('loud'), /expected debug/);
-    await parse(['--zap-log-level=debug']);
-    await parse(['--log-level', 'warn']);
+    assert.deepEqual(levelsWritten((await parse([])).log), ['info', 'warn', 'error']);
+    assert.deepEqual(levelsWritten((await parse(['--zap-log-level=debug'])).log), [
+      'debug',
+      'info',
+      'warn',
+      'error',
+    ]);
+    assert.deepEqual(levelsWritten((await parse(['--zap-log-level=2'])).log), [
+      'debug',
+      'info',
+      'warn',
+      'error',
+    ]);
+    assert.deepEqual(levelsWritten((await parse(['--log-level', 'warn'])).log), ['warn', 'error']);
   });
 
   void test('--help of the operator process shows both names of each alias and every variable; README names them all', () => {
