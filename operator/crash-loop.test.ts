@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PAUSE_ENV, type ActionPoint } from './action-gate.ts';
-import { freshNamespace, testKubeconfig } from '../test/support/cluster.ts';
+import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess } from '../test/support/operator.ts';
 import {
   aitask,
@@ -55,7 +55,7 @@ test('kill -9 inside the crash window, again and again: every interrupted decisi
   const interrupted = new Set<string>();
   const verified = new Set<string>();
   for (const point of KILLS) {
-    const op = await startOperatorProcess(testKubeconfig(), args, { [PAUSE_ENV]: point });
+    const op = await startOperatorProcess(args, { [PAUSE_ENV]: point });
     const paused = await eventually(`a remediation paused at ${point}`, () =>
       Promise.resolve(op.logs.find((l) => l.msg === 'paused for a crash test')),
     );

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ResourceClient } from '../api/kube/resources.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
+import { freshNamespace, testAITasks, testTransport } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { startExporter, startPrometheus, type Exporter, type Prometheus } from '../scripts/lib/prometheus.ts';
 import { Resources, type Deployment, type KubeEvent, type Lease } from './runtime/kinds.ts';
@@ -59,8 +59,8 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
   t.after(async () => {
     await Promise.all(ops.map((o) => o.stop()));
   });
-  ops.push(await startOperatorProcess(testKubeconfig(), args));
-  ops.push(await startOperatorProcess(testKubeconfig(), args));
+  ops.push(await startOperatorProcess(args));
+  ops.push(await startOperatorProcess(args));
   const holder = await eventually('a leader', async () => {
     const l = await leases.get(ns, 'aiops-operator-leader');
     return l.spec.holderIdentity ?? undefined;
@@ -124,7 +124,7 @@ test('a frozen leader (SIGSTOP past the lease) never acts on its old decision on
   const identityOf = (o: OperatorProcess): unknown =>
     o.logs.find((l) => l.msg === 'serving endpoints')?.identity;
   // The first process pauses every remediation after writing its decision (PAUSE_ENV).
-  const leader = await startOperatorProcess(testKubeconfig(), args, { [PAUSE_ENV]: 'before-action' });
+  const leader = await startOperatorProcess(args, { [PAUSE_ENV]: 'before-action' });
   t.after(async () => {
     leader.child.kill('SIGCONT');
     await leader.stop();
@@ -134,7 +134,7 @@ test('a frozen leader (SIGSTOP past the lease) never acts on its old decision on
       ? true
       : undefined,
   );
-  const standby = await startOperatorProcess(testKubeconfig(), args);
+  const standby = await startOperatorProcess(args);
   t.after(async () => {
     await standby.stop();
   });

@@ -9,7 +9,7 @@ import { FINALIZER } from '../api/install.ts';
 import { sortRevisions, type ControllerRevision } from '../api/revisions.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { findCondition } from '../api/status/conditions.ts';
-import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
+import { freshNamespace, testAITasks, testTransport } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { startExporter, startPrometheus, type Exporter, type Prometheus } from '../scripts/lib/prometheus.ts';
 import { Resources, type Deployment, type KubeEvent, type Pod } from './runtime/kinds.ts';
@@ -65,7 +65,7 @@ async function operatorFor(
   t: { after: (fn: () => Promise<void>) => void },
   url = prometheus.url,
 ): Promise<OperatorProcess> {
-  const op = await startOperatorProcess(testKubeconfig(), [`--namespace=${ns}`, `--prometheus-url=${url}`]);
+  const op = await startOperatorProcess([`--namespace=${ns}`, `--prometheus-url=${url}`]);
   t.after(async () => {
     await op.stop();
   });

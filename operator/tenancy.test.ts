@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type * as v2 from '../api/schema/v2.ts';
 import { findCondition } from '../api/status/conditions.ts';
-import { freshNamespace, testKubeconfig } from '../test/support/cluster.ts';
+import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';
 import { aitask, clients, GAUGE, metricsForFile, taskEvents } from '../test/support/remediation.ts';
 import { deployment } from '../test/support/workloads.ts';
@@ -39,7 +39,6 @@ async function labelledOperator(
   args: readonly string[] = [],
 ): Promise<OperatorProcess> {
   const op = await startOperatorProcess(
-    testKubeconfig(),
     [`--prometheus-url=${metrics.prometheus.url}`, `--watch-label-selector=${selector}`, ...args],
     CONFINED,
   );
@@ -113,7 +112,6 @@ describe('tenant boundary on the harness', { concurrency: true }, () => {
       await c.tasks.create(a, task);
     }
     const op = await startOperatorProcess(
-      testKubeconfig(),
       [`--namespace=${a}`, `--prometheus-url=${metrics.prometheus.url}`],
       CONFINED,
     );

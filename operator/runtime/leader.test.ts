@@ -15,7 +15,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { createLogger } from '../../api/log.ts';
-import { freshNamespace, testKubeconfig } from '../../test/support/cluster.ts';
+import { freshNamespace } from '../../test/support/cluster.ts';
+import { operatorKubeconfig } from '../../test/support/operator-identity.ts';
 import { Resources, type Lease } from './kinds.ts';
 import { LeaderElector } from './leader.ts';
 
@@ -63,29 +64,30 @@ interface Kubeconfig {
   clusters: { name: string; cluster: { server: string } & Record<string, unknown> }[];
 }
 
-function testConfig(): Kubeconfig {
+function configOf(path: string): Kubeconfig {
   const kc = new KubeConfig();
-  kc.loadFromFile(testKubeconfig());
+  kc.loadFromFile(path);
   return JSON.parse(kc.exportConfig()) as Kubeconfig;
 }
 
-/** A copy of the test kubeconfig whose servers are `https://127.0.0.1:<port>`. */
-function kubeconfigVia(port: number, dir: string): string {
-  const kc = testConfig();
+/** A copy of the kubeconfig at `path` whose servers are `https://127.0.0.1:<port>`. */
+function kubeconfigVia(path: string, port: number, dir: string): string {
+  const kc = configOf(path);
   for (const c of kc.clusters) c.cluster.server = `https://127.0.0.1:${port}`;
-  const path = join(dir, 'kubeconfig');
-  writeFileSync(path, JSON.stringify(kc), { mode: 0o600 });
-  return path;
+  const copy = join(dir, 'kubeconfig');
+  writeFileSync(copy, JSON.stringify(kc), { mode: 0o600 });
+  return copy;
 }
 
 test('a leader cut off from the apiserver aborts its hanging Lease requests below the renew deadline and stops leading', async (t) => {
   const ns = await freshNamespace('leader-cut', (fn) => t.after(fn));
   const dir = mkdtempSync(join(tmpdir(), 'aiops-leader-cut-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const real = new URL(testConfig().clusters[0]?.cluster.server ?? '');
+  const operator = await operatorKubeconfig(ns);
+  const real = new URL(configOf(operator).clusters[0]?.cluster.server ?? '');
   const proxy = await cuttableProxy(real.hostname, Number(real.port));
   t.after(() => proxy.close());
-  const transport = await KubeTransport.create({ kubeconfig: kubeconfigVia(proxy.port, dir) });
+  const transport = await KubeTransport.create({ kubeconfig: kubeconfigVia(operator, proxy.port, dir) });
   const lines: Record<string, unknown>[] = [];
   const log = createLogger('leader-test', {
     level: 'debug',

@@ -61,12 +61,16 @@ export async function bench(env: Environment): Promise<void> {
   const prometheus = await startPrometheus([]);
   const running = new Set<OperatorProcess>();
   const start = async (ns: string): Promise<OperatorProcess> => {
-    const op = await startOperatorProcess(kubeconfig, [
-      `--namespace=${ns}`,
-      `--prometheus-url=${prometheus.url}`,
-      `--max-concurrent-reconciles=${WORKERS}`,
-      '--log-level=warn',
-    ]);
+    const op = await startOperatorProcess(
+      [
+        `--namespace=${ns}`,
+        `--prometheus-url=${prometheus.url}`,
+        `--max-concurrent-reconciles=${WORKERS}`,
+        '--log-level=warn',
+      ],
+      {},
+      { kubeconfig },
+    );
     running.add(op);
     return op;
   };

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
-import { freshNamespace, testKubeconfig } from '../support/cluster.ts';
+import { freshNamespace } from '../support/cluster.ts';
+import { operatorKubeconfig } from '../support/operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -94,11 +95,12 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const cert = createServingCert(dir);
   const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
+  const kubeconfig = await operatorKubeconfig();
   const child = spawn(
     process.execPath,
     [
       'cmd/operator.ts',
-      `--kubeconfig=${testKubeconfig()}`,
+      `--kubeconfig=${kubeconfig}`,
       `--namespace=${ns}`,
       '--prometheus-url=http://127.0.0.1:1',
       `--metrics-port=${metricsPort}`,

@@ -51,12 +51,16 @@ test('a Forbidden request stalls the AITask (condition Stalled, reason Forbidden
       intervalSeconds: 10,
     },
   });
-  const op = await startOperatorProcess(kubeconfig, [
-    `--namespace=${appNs}`,
-    '--prometheus-url=http://127.0.0.1:9',
-    '--leader-elect',
-    `--leader-election-namespace=${installNs}`,
-  ]);
+  const op = await startOperatorProcess(
+    [
+      `--namespace=${appNs}`,
+      '--prometheus-url=http://127.0.0.1:9',
+      '--leader-elect',
+      `--leader-election-namespace=${installNs}`,
+    ],
+    {},
+    { kubeconfig },
+  );
   t.after(async () => {
     await op.stop();
   });

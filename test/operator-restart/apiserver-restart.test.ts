@@ -15,6 +15,7 @@ import { Resources, type Deployment } from '../../operator/runtime/kinds.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
+import { installOperatorIdentity } from '../support/operator-identity.ts';
 import {
   startExporter,
   startPrometheus,
@@ -29,6 +30,7 @@ let cluster: Cluster;
 let exporter: Exporter;
 let prometheus: Prometheus;
 let tasks: AITaskClient;
+let operatorKubeconfig: string;
 const cleanups: (() => Promise<void>)[] = [];
 
 before(async () => {
@@ -37,6 +39,7 @@ before(async () => {
   const transport = await KubeTransport.create({ kubeconfig: cluster.kubeconfigPath });
   await installCRD(transport, buildCRD({ served: ['v2'], versions: ['v2'], storage: 'v2' }));
   tasks = new AITaskClient(transport, 'v2');
+  operatorKubeconfig = await installOperatorIdentity(transport, cluster.kubeconfigPath, cluster.dir);
   exporter = await startExporter();
   cleanups.push(() => exporter.close());
   exporter.set(GAUGE, { series: 'web' }, 0.1);
@@ -103,10 +106,11 @@ function reconciled(name: string, generation: number): Promise<v2.AITask> {
 }
 
 test('the operator recovers from an apiserver restart without restarting itself', async (t) => {
-  const op: OperatorProcess = await startOperatorProcess(cluster.kubeconfigPath, [
-    `--namespace=${NS}`,
-    `--prometheus-url=${prometheus.url}`,
-  ]);
+  const op: OperatorProcess = await startOperatorProcess(
+    [`--namespace=${NS}`, `--prometheus-url=${prometheus.url}`],
+    {},
+    { kubeconfig: operatorKubeconfig },
+  );
   t.after(async () => {
     await op.stop();
   });

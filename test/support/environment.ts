@@ -1,7 +1,9 @@
 // The shared test environment used by `npm test` and `npm run bench`: a real control
 // plane from the harness, the conversion webhook running as its own process (the
-// standalone entry point, as a user would run it), and the AITask CRD installed with all
-// versions served and conversion pointed at that webhook.
+// standalone entry point, as a user would run it), the AITask CRD installed with all
+// versions served and conversion pointed at that webhook, and the operator's shipped
+// identity (its ServiceAccount with the shipped RBAC, operator-identity.ts) that every
+// test operator runs as.
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { createServingCert } from '../../scripts/lib/certs.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { buildCRD } from '../../api/crd.ts';
+import { installOperatorIdentity, OPERATOR_KUBECONFIG_ENV } from './operator-identity.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -23,7 +26,7 @@ export interface Environment {
   webhookUrl: string;
   /** PEM of the CA that signed the webhook's certificate. */
   webhookCA: string;
-  /** Env vars that test/support/cluster.ts reads. */
+  /** Env vars that test/support/cluster.ts and operator-identity.ts read. */
   env: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -73,6 +76,7 @@ export async function startEnvironment(log: (line: string) => void, keep = false
     });
     const ms = await installCRD(transport, crd);
     log(`AITask CRD installed and served in ${ms} ms; conversion webhook on :${port}`);
+    const operatorKubeconfig = await installOperatorIdentity(transport, cluster.kubeconfigPath, cluster.dir);
     return {
       cluster,
       webhookUrl,
@@ -81,6 +85,7 @@ export async function startEnvironment(log: (line: string) => void, keep = false
         AIOPS_TEST_KUBECONFIG: cluster.kubeconfigPath,
         AIOPS_TEST_WEBHOOK_URL: webhookUrl,
         AIOPS_TEST_WEBHOOK_CA: certs.caPem,
+        [OPERATOR_KUBECONFIG_ENV]: operatorKubeconfig,
       },
       stop,
     };

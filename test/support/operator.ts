@@ -1,10 +1,13 @@
 // Runs the operator as a child process (`node cmd/operator.ts`, the deployed entry point) for integration tests, as
-// it runs in production: its JSON log lines are collected, its /metrics can be read, and it
-// can be stopped with SIGTERM or killed with SIGKILL.
+// it runs in production: as the shipped install's ServiceAccount with exactly the shipped
+// RBAC (operator-identity.ts), its JSON log lines collected, its /metrics readable, stopped
+// with SIGTERM or killed with SIGKILL.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
+import { operatorKubeconfig } from './operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -30,15 +33,46 @@ export interface OperatorProcess {
  */
 const TEST_ENV: Readonly<Record<string, string>> = { AIOPS_CONFINE_QUERIES: 'false' };
 
+/** How startOperatorProcess runs the operator beyond its flags and environment. */
+export interface OperatorProcessOptions {
+  /**
+   * Run with this kubeconfig instead of the shipped role on the shared cluster: the same
+   * identity installed on a cluster of the test's own (installOperatorIdentity), a narrower
+   * one, or the admin one for a test about what wider rights do (the caller says why).
+   */
+  readonly kubeconfig?: string;
+}
+
+/**
+ * The shipped-role kubeconfig with the Role bound where the operator started with `args`
+ * and `env` keeps its own objects, as cmd/operator.ts finds them: the Lease in its
+ * leader-election namespace (`--leader-election-namespace=`, its variable, POD_NAMESPACE,
+ * else the install namespace), the webhook certificate Secret in POD_NAMESPACE or that one.
+ */
+async function shippedRole(args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const flag = '--leader-election-namespace=';
+  const lease =
+    args.find((a) => a.startsWith(flag))?.slice(flag.length) ??
+    env['AIOPS_LEADER_ELECTION_NAMESPACE'] ??
+    env['POD_NAMESPACE'] ??
+    DEFAULT_INSTALL.namespace;
+  await operatorKubeconfig(env['POD_NAMESPACE'] ?? lease);
+  return operatorKubeconfig(lease);
+}
+
 /**
  * Starts the operator with `args` (kubeconfig, ports and log level are set here) and `env`
- * added to this process's environment (after TEST_ENV, so a test can override it).
+ * added to this process's environment (after TEST_ENV, so a test can override it). It runs
+ * as the shipped install's ServiceAccount, the shipped Role bound in its own namespace,
+ * unless `options.kubeconfig` says otherwise.
  */
 export async function startOperatorProcess(
-  kubeconfig: string,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  options: OperatorProcessOptions = {},
 ): Promise<OperatorProcess> {
+  const fullEnv = { ...process.env, ...TEST_ENV, ...env };
+  const kubeconfig = options.kubeconfig ?? (await shippedRole(args, fullEnv));
   const [metricsPort = 0, healthPort = 0] = await freePorts(2);
   const child = spawn(
     process.execPath,
@@ -50,7 +84,7 @@ export async function startOperatorProcess(
       '--bind-address=127.0.0.1',
       ...args,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...TEST_ENV, ...env } },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv },
   );
   const logs: Record<string, unknown>[] = [];
   let buf = '';

@@ -12,7 +12,7 @@ import {
   type Node,
   type Pod,
 } from '../../operator/runtime/kinds.ts';
-import { testAITasks, testKubeconfig, testTransport } from './cluster.ts';
+import { testAITasks, testTransport } from './cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from './operator.ts';
 import {
   startExporter,
@@ -125,7 +125,6 @@ export async function operatorFor(
   env: Readonly<Record<string, string>> = {},
 ): Promise<OperatorProcess> {
   const op = await startOperatorProcess(
-    testKubeconfig(),
     [`--namespace=${ns}`, `--prometheus-url=${prometheusUrl}`, ...args],
     env,
   );
