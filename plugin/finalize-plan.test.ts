@@ -24,8 +24,35 @@ const alive: OperatorEvidence = {
   lease: 'aiops-system/aiops-operator-leader',
 };
 const UID = 'uid-of-web';
+/** A managedFields entry of `manager` owning the cordon and, when `mark`, our mark. */
+const fieldsOf = (manager: string, mark: boolean) => ({
+  manager,
+  operation: 'Update',
+  fieldsType: 'FieldsV1',
+  fieldsV1: {
+    ...(mark ? { 'f:metadata': { 'f:annotations': { [`f:${CORDONED_BY_ANNOTATION}`]: {} } } } : {}),
+    'f:spec': { 'f:unschedulable': {} },
+  },
+});
 const cordoned: NodeLike = {
-  metadata: { annotations: { [CORDONED_BY_ANNOTATION]: UID } },
+  metadata: {
+    annotations: { [CORDONED_BY_ANNOTATION]: UID },
+    managedFields: [fieldsOf('aiops-operator', true)],
+  },
+  spec: { unschedulable: true },
+};
+/** Marked by this AITask, then uncordoned and cordoned again by an admin (kubectl owns the field now). */
+const recordoned: NodeLike = {
+  metadata: {
+    annotations: { [CORDONED_BY_ANNOTATION]: UID },
+    managedFields: [
+      {
+        ...fieldsOf('aiops-operator', true),
+        fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${CORDONED_BY_ANNOTATION}`]: {} } } },
+      },
+      fieldsOf('kubectl-cordon', false),
+    ],
+  },
   spec: { unschedulable: true },
 };
 const someoneElses: NodeLike = { spec: { unschedulable: true } };
@@ -128,8 +155,8 @@ void test('planFinalize removes only our finalizer unless --all', () => {
 void test("planFinalize uncordons exactly the nodes still owed: cordoned with this AITask's mark", () => {
   const plan = planFinalize(
     inputs({
-      nodes: ['a', 'b', 'c', 'd', 'e'],
-      live: { a: cordoned, b: { spec: {} }, d: someoneElses, e: anotherTasks },
+      nodes: ['a', 'b', 'c', 'd', 'e', 'f'],
+      live: { a: cordoned, b: { spec: {} }, d: someoneElses, e: anotherTasks, f: recordoned },
     }),
     flags,
   );
@@ -142,6 +169,7 @@ void test("planFinalize uncordons exactly the nodes still owed: cordoned with th
       'c skip the node no longer exists',
       `d ${notOurs}`,
       `e ${notOurs}`,
+      "f skip cordoned again by someone else since this AITask's cordon: its mark no longer holds the node",
     ],
   );
   const skipped = planFinalize(inputs({ nodes: ['a'], live: { a: cordoned } }), {

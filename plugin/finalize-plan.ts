@@ -3,7 +3,7 @@
 // this AITask's mark, the operator's own rule in api/cordon.ts), the evidence about the
 // operator, and whether to refuse. The command only reads inputs and applies it.
 
-import { CORDONED_BY_ANNOTATION, cordonedBy } from '../api/cordon.ts';
+import { CORDONED_BY_ANNOTATION, cordonedBy, cordonHeldBy } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import { leaseLiveness, type Lease, type Liveness } from '../api/leader.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -58,6 +58,12 @@ function cleanupSteps(inputs: FinalizeInputs, flags: FinalizeFlags): CleanupStep
         node,
         action: 'skip',
         why: `not cordoned by this AITask (no ${CORDONED_BY_ANNOTATION} mark with its UID)`,
+      };
+    if (!cordonHeldBy(n, inputs.task.metadata.uid))
+      return {
+        node,
+        action: 'skip',
+        why: "cordoned again by someone else since this AITask's cordon: its mark no longer holds the node",
       };
     return { node, action: 'uncordon', why: 'cordoned by this AITask' };
   });

@@ -32,7 +32,13 @@ export interface KubeEventLike {
 
 /** core/v1 Node: whether it is cordoned, and by which AITask (api/cordon.ts). */
 export interface NodeLike {
-  metadata?: { name?: string; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata?: {
+    name?: string;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+    /** Who set which field: tells whether our mark still holds the cordon (api/cordon.ts). */
+    managedFields?: unknown[];
+  };
   spec?: { unschedulable?: boolean };
 }
 

@@ -3,7 +3,7 @@
 // --yes, uncordons those nodes (each only while it carries the AITask's mark, bound to the
 // node as read) and removes the finalizer with a resourceVersion-bound patch.
 
-import { cordonedBy, uncordonPatch } from '../../api/cordon.ts';
+import { cordonHeldBy, uncordonPatch } from '../../api/cordon.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { leaseLiveness, type Lease } from '../../api/leader.ts';
@@ -91,7 +91,7 @@ async function apply(s: Session, plan: FinalizePlan, taskUID: string | undefined
   const uncordoned: string[] = [];
   for (const step of plan.cleanup.filter((c) => c.action === 'uncordon')) {
     const live = await ifFound(nodes.get(undefined, step.node));
-    if (!cordonedBy(live, taskUID)) continue;
+    if (!cordonHeldBy(live, taskUID)) continue;
     try {
       await nodes.patch(undefined, step.node, uncordonPatch(live?.metadata?.resourceVersion ?? ''));
     } catch (err) {
