@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freshNamespace } from '../support/cluster.ts';
-import { operatorKubeconfig } from '../support/operator-identity.ts';
+import { operatorKubeconfig, refusals } from '../support/operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -149,4 +149,5 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
   assert.equal(child.exitCode, null, 'the process waits out the delay');
   child.kill('SIGTERM');
   assert.equal(await exited, 0, `a second signal ends it, gracefully; output:\n${out}`);
+  assert.deepEqual(refusals(out), [], 'the shipped RBAC allowed every request');
 });

@@ -179,6 +179,15 @@ function tokenKubeconfig(adminKubeconfig: string, token: string): string {
   });
 }
 
+/**
+ * The lines of `output` (log lines, stderr) in which the apiserver refused the operator's
+ * ServiceAccount: RBAC's `… is forbidden: User "system:serviceaccount:…" cannot <verb>
+ * resource …`, each one a rule the shipped RBAC lacks.
+ */
+export function refusals(output: string): string[] {
+  return output.split('\n').filter((line) => line.includes(USER) && /forbidden/i.test(line));
+}
+
 const bound = new Map<string, Promise<void>>();
 
 /**

@@ -1,13 +1,14 @@
 // Runs the operator as a child process (`node cmd/operator.ts`, the deployed entry point) for integration tests, as
 // it runs in production: as the shipped install's ServiceAccount with exactly the shipped
-// RBAC (operator-identity.ts), its JSON log lines collected, its /metrics readable, stopped
-// with SIGTERM or killed with SIGKILL.
+// RBAC (operator-identity.ts), any request that RBAC refuses failing the test when the
+// operator stops; its JSON log lines collected, its /metrics readable, stopped with SIGTERM
+// or killed with SIGKILL.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
-import { operatorKubeconfig } from './operator-identity.ts';
+import { operatorKubeconfig, refusals } from './operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -19,9 +20,12 @@ export interface OperatorProcess {
   readonly logs: Record<string, unknown>[];
   /** Sum of the samples of metric `name` (all label sets) matching `labels`, from /metrics. */
   metric(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
-  /** SIGTERM and wait for exit; returns the exit code. */
+  /**
+   * SIGTERM and wait for exit; returns the exit code. Under the shipped role, throws when the
+   * apiserver refused any of the operator's requests (a rule api/rbac.ts lacks).
+   */
   stop(): Promise<number | null>;
-  /** SIGKILL and wait for exit. */
+  /** SIGKILL and wait for exit; throws on a refused request, as `stop`. */
   kill(): Promise<void>;
 }
 
@@ -105,6 +109,15 @@ export async function startOperatorProcess(
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  /** Throws with the refused requests when the operator ran as the shipped role and had any. */
+  const rbacHeld = (): void => {
+    if (options.kubeconfig !== undefined) return;
+    const refused = refusals([...logs.map((l) => JSON.stringify(l)), stderr].join('\n'));
+    if (refused.length > 0)
+      throw new Error(
+        `the shipped RBAC (api/rbac.ts) refused ${refused.length} request(s) of the operator:\n${refused.slice(0, 5).join('\n')}`,
+      );
+  };
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${stderr}`);
@@ -133,11 +146,14 @@ export async function startOperatorProcess(
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      rbacHeld();
+      return code;
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
+      rbacHeld();
     },
   };
 }
