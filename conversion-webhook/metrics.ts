@@ -58,7 +58,7 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
 function stashRejected(registry: Registry): Counter<'reason'> {
   const c = new Counter({
     name: 'aiops_conversion_stash_rejected_total',
-    help: 'Conversion stashes or stash entries ignored, by reason (unsigned, forged, foreign_uid, unbound_hub_entries, malformed, too_large, unsafe_path, out_of_bounds); the object is converted without them.',
+    help: 'Conversion stashes or stash entries ignored, by reason (unsigned, forged, foreign_uid, malformed, too_large, unsafe_path, out_of_bounds); the object is converted without them.',
     labelNames: ['reason'],
     registers: [registry],
   });

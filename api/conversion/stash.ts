@@ -6,12 +6,10 @@
 // - Authenticity: CONVERSION_MAC_ANNOTATION holds `hmac-sha256:<uid>:<base64url>`, an
 //   HMAC-SHA256 with a key only the operator holds over the object's metadata.uid and the
 //   exact text of CONVERSION_ANNOTATION (no canonical form needed: the apiserver keeps an
-//   annotation's text as written). A stash is trusted when the MAC is valid and bound to the
-//   object's uid. Two cases where the apiserver converts without the stored uid: a create
-//   (the object has no uid yet; the stash written then is bound to "") and a write whose
-//   body omits the uid. A stash bound to "" on an object that has a uid is trusted for its
-//   spoke entries only (what older versions read), never for entries replayed into the hub
-//   (storage); an object without a uid trusts the uid the MAC was bound to.
+//   annotation's text as written). A stash is trusted only when the MAC is valid and bound
+//   to the uid of the object it is on, so a stash copied from another object is ignored.
+//   The apiserver converts with the uid in place, creates included (it assigns the uid
+//   before it converts to the storage version; test/conversion/stash.test.ts checks).
 // - Bounds: the annotation's size, the number of entries, path and value depth are capped;
 //   paths start at spec or status and never hold a prototype segment.
 // - Schema: each entry is applied only when the result has no violation of the target
@@ -24,7 +22,7 @@
 
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../install.ts';
-import { HUB_VERSION, VERSIONS, type VersionName } from '../crd.ts';
+import { VERSIONS, type VersionName } from '../crd.ts';
 import type { JSONSchemaProps } from '../schema/infer.ts';
 import type { Body } from './body.ts';
 import { violations, type Violation } from './bounds.ts';
@@ -50,21 +48,13 @@ export const MIN_KEY_BYTES = 32;
 
 /** Why (part of) a stash was ignored; the label of `aiops_conversion_stash_rejected_total`. */
 export type StashRejectionReason =
-  | 'unsigned'
-  | 'forged'
-  | 'foreign_uid'
-  | 'unbound_hub_entries'
-  | 'malformed'
-  | 'too_large'
-  | 'unsafe_path'
-  | 'out_of_bounds';
+  'unsigned' | 'forged' | 'foreign_uid' | 'malformed' | 'too_large' | 'unsafe_path' | 'out_of_bounds';
 
 /** Every StashRejectionReason, for metrics that list their label values up front. */
 export const STASH_REJECTION_REASONS: readonly StashRejectionReason[] = [
   'unsigned',
   'forged',
   'foreign_uid',
-  'unbound_hub_entries',
   'malformed',
   'too_large',
   'unsafe_path',
@@ -98,20 +88,22 @@ export function signStash(key: Uint8Array, uid: string, text: string): string {
   return `${MAC_PREFIX}:${uid}:${mac(key, uid, text).toString('base64url')}`;
 }
 
-/** Which entries a verified MAC vouches for, or why it vouches for none. */
-type Trust = 'all' | 'spokes' | StashRejectionReason;
-
-function verify(key: Uint8Array, uid: string, text: string, signature: string | undefined): Trust {
+/** Why the MAC `signature` does not vouch for stash `text` on an object with `uid`, or undefined when it does. */
+function distrust(
+  key: Uint8Array,
+  uid: string,
+  text: string,
+  signature: string | undefined,
+): StashRejectionReason | undefined {
   if (signature === undefined) return 'unsigned';
   const parts = signature.split(':');
   const [prefix, boundUid, encoded] = parts;
   if (parts.length !== 3 || prefix !== MAC_PREFIX || boundUid === undefined || encoded === undefined)
     return 'forged';
-  if (uid !== '' && boundUid !== '' && boundUid !== uid) return 'foreign_uid';
-  const want = mac(key, boundUid, text);
+  if (boundUid !== uid) return 'foreign_uid';
+  const want = mac(key, uid, text);
   const got = Buffer.from(encoded, 'base64url');
-  if (got.length !== want.length || !timingSafeEqual(got, want)) return 'forged';
-  return uid !== '' && boundUid === '' ? 'spokes' : 'all';
+  return got.length === want.length && timingSafeEqual(got, want) ? undefined : 'forged';
 }
 
 /** Nesting depth of a JSON value, counted without recursion; stops counting past `limit`. */
@@ -178,9 +170,9 @@ export function readStash(
     ? annotations[CONVERSION_MAC_ANNOTATION]
     : undefined;
   const uid = typeof metadata.uid === 'string' ? metadata.uid : '';
-  const trust = verify(key, uid, text, typeof signature === 'string' ? signature : undefined);
-  if (trust !== 'all' && trust !== 'spokes') {
-    reject({ reason: trust, detail: `${CONVERSION_MAC_ANNOTATION} does not vouch for the stash` });
+  const untrusted = distrust(key, uid, text, typeof signature === 'string' ? signature : undefined);
+  if (untrusted !== undefined) {
+    reject({ reason: untrusted, detail: `${CONVERSION_MAC_ANNOTATION} does not vouch for the stash` });
     return {};
   }
   let parsed: unknown;
@@ -210,13 +202,6 @@ export function readStash(
     if (count > STASH_LIMITS.maxEntries) {
       reject({ reason: 'too_large', detail: `more than ${STASH_LIMITS.maxEntries} entries` });
       return {};
-    }
-    if (trust === 'spokes' && version === HUB_VERSION) {
-      reject({
-        reason: 'unbound_hub_entries',
-        detail: 'hub entries of a stash signed before the object had a uid',
-      });
-      continue;
     }
     stash[version as VersionName] = entries;
   }
