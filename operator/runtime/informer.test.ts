@@ -89,27 +89,27 @@ test('a list in pages and the watch after it keep the cache equal to the selecte
   assert.equal(informer.size, 5);
 });
 
-test('a list+watch failing three times in a row reports why (what Degraded shows), not before', async () => {
+test('a list+watch failing three times in a row reports why (what Degraded shows), not before', async (t) => {
   const missing = new ResourceClient<ConfigMap>(await testTransport(), {
     group: 'nowhere.aiops.example.com',
     version: 'v1',
     plural: 'things',
     namespaced: true,
   });
-  const errors: unknown[] = [];
+  // What `failing` says right after each failure: the microtask runs once the informer has
+  // finished handling the error that onError reports (before its backoff sleep ends).
+  const after: (string | undefined)[] = [];
   const informer = new Informer(missing, {
     backoffBaseMs: 50,
     backoffMaxMs: 100,
-    onError: (e) => errors.push(e),
+    onError: () => queueMicrotask(() => after.push(informer.failing)),
   });
   void informer.start();
-  await eventually('two failures', () => Promise.resolve(errors.length >= 2 ? true : undefined));
-  if (errors.length < 3)
-    assert.equal(informer.failing, undefined, 'two failures are not yet a failing watch');
-  const failing = await eventually('the informer to report failing', () => Promise.resolve(informer.failing));
-  assert.match(failing, /404|not found/i);
+  t.after(() => informer.stop());
+  await eventually('three failures', () => Promise.resolve(after.length >= 3 ? true : undefined));
+  assert.deepEqual(after.slice(0, 2), [undefined, undefined], 'one or two failures are not a failing watch');
+  assert.match(after[2] ?? 'not failing after three failures', /404|not found/i);
   assert.equal(informer.synced, false);
-  await informer.stop();
 });
 
 test('a failing list+watch stops reporting failing as soon as a watch is accepted, without waiting for an event', async (t) => {
