@@ -1,0 +1,311 @@
+// The stage the attack suites play on: a control plane of their own (so the AITask CRD's
+// conversion can point at the operator's hosted webhook, as on a real install), the operator
+// as deployed — one process hosting controller and webhook, authenticated as a ServiceAccount
+// holding exactly the CSV's permissions — a real Prometheus, and two tenants, each a
+// ServiceAccount that may only write AITasks (status included), Deployments and Pods in its
+// own namespace. Attacks are made with the tenant's own credentials, so whatever the
+// apiserver refuses a tenant is refused here too.
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AITaskClient } from '../../api/aitask-client.ts';
+import { buildCRD } from '../../api/crd.ts';
+import { DEFAULT_INSTALL } from '../../api/install.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { KubeTransport } from '../../api/kube/transport.ts';
+import { fromYaml } from '../../api/yaml.ts';
+import { Resources, type Deployment, type Node, type Pod } from '../../operator/runtime/kinds.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
+import { installCRD } from '../../scripts/lib/crd-install.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import {
+  startExporter,
+  startPrometheus,
+  type Exporter,
+  type Prometheus,
+} from '../../scripts/lib/prometheus.ts';
+import { startCluster, type Cluster } from '../harness/cluster.ts';
+import { csvInstallSpec, installAsOLM } from '../olm/install-as-olm.ts';
+import { deployment } from '../support/workloads.ts';
+import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
+
+/** The gauge every attack task reads; each series carries the namespace it belongs to. */
+export const LOAD = 'attack_load';
+
+/** One tenant: its namespace and clients made with its own token. */
+export interface Tenant {
+  readonly namespace: string;
+  readonly kubeconfig: string;
+  readonly tasks: AITaskClient;
+  readonly tasksV1: AITaskClient<'v1'>;
+  readonly tasksV1alpha1: AITaskClient<'v1alpha1'>;
+  readonly deployments: ResourceClient<Deployment>;
+  readonly pods: ResourceClient<Pod>;
+}
+
+/** What an attack suite plays on. */
+export interface Stage {
+  readonly cluster: Cluster;
+  readonly admin: KubeTransport;
+  readonly nodes: ResourceClient<Node>;
+  readonly prometheus: Prometheus;
+  readonly exporter: Exporter;
+  readonly operator: OperatorProcess;
+  /** The tenant that attacks. */
+  readonly mallory: Tenant;
+  /** A bystander tenant whose work must go on undisturbed. */
+  readonly alice: Tenant;
+  /** Admin clients of every version, for reads across namespaces. */
+  readonly adminTasks: { v2: AITaskClient; v1: AITaskClient<'v1'>; v1alpha1: AITaskClient<'v1alpha1'> };
+  stop(): Promise<void>;
+}
+
+const RBAC = 'rbac.authorization.k8s.io';
+
+/** Rules of a tenant: AITasks (status too), Deployments and Pods of its namespace, nothing else. */
+const TENANT_RULES = [
+  {
+    apiGroups: ['aiops.example.com'],
+    resources: ['aitasks', 'aitasks/status'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['deployments', 'deployments/scale'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+];
+
+async function makeTenant(
+  admin: KubeTransport,
+  adminKubeconfig: string,
+  ns: string,
+  dir: string,
+): Promise<Tenant> {
+  const post = (path: string, body: unknown): Promise<unknown> =>
+    admin.request({ method: 'POST', path, body });
+  await post('/api/v1/namespaces', { metadata: { name: ns } });
+  await post(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'tenant' } });
+  await post(`/apis/${RBAC}/v1/namespaces/${ns}/roles`, {
+    metadata: { name: 'tenant' },
+    rules: TENANT_RULES,
+  });
+  await post(`/apis/${RBAC}/v1/namespaces/${ns}/rolebindings`, {
+    metadata: { name: 'tenant' },
+    roleRef: { apiGroup: RBAC, kind: 'Role', name: 'tenant' },
+    subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns }],
+  });
+  const review = await admin.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${ns}/serviceaccounts/tenant/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } },
+  });
+  const kc = fromYaml(readFileSync(adminKubeconfig, 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+  };
+  const cluster = kc.clusters[0];
+  if (!cluster) throw new Error(`${adminKubeconfig} has no cluster`);
+  const kubeconfig = join(dir, `${ns}.kubeconfig`);
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'stage', cluster: cluster.cluster }],
+      users: [{ name: ns, user: { token: review.status.token } }],
+      contexts: [{ name: ns, context: { cluster: 'stage', user: ns, namespace: ns } }],
+      'current-context': ns,
+    }),
+    { mode: 0o600 },
+  );
+  const t = await KubeTransport.create({ kubeconfig });
+  return {
+    namespace: ns,
+    kubeconfig,
+    tasks: new AITaskClient(t, 'v2'),
+    tasksV1: new AITaskClient(t, 'v1'),
+    tasksV1alpha1: new AITaskClient(t, 'v1alpha1'),
+    deployments: new ResourceClient<Deployment>(t, Resources.deployments),
+    pods: new ResourceClient<Pod>(t, Resources.pods),
+  };
+}
+
+/** How a suite wants its stage. */
+export interface StageOptions {
+  /** kwok nodes (default 2). */
+  readonly nodes?: number;
+  /** Operator flags added to the stage's own. */
+  readonly args?: readonly string[];
+  /** `user:password` the operator's --prometheus-url carries (Prometheus ignores it). */
+  readonly prometheusUserinfo?: string;
+}
+
+/**
+ * Starts the stage: cluster, Prometheus scraping an exporter, the AITask CRD converting
+ * through the operator's hosted webhook, the operator under the CSV's RBAC (query
+ * confinement on, as shipped), and the tenants `mallory` and `alice`.
+ */
+export async function startStage(log: (line: string) => void, opts: StageOptions = {}): Promise<Stage> {
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-attacks-'));
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const cluster = await startCluster({ log, nodes: opts.nodes ?? 2 });
+    stops.push(() => cluster.stop());
+    const admin = await KubeTransport.create({ kubeconfig: cluster.kubeconfigPath });
+    const exporter = await startExporter();
+    stops.push(() => exporter.close());
+    const prometheus = await startPrometheus([exporter.address]);
+    stops.push(() => prometheus.stop());
+    const certs = createServingCert(join(dir, 'certs'));
+    const [webhookPort = 0] = await freePorts(1);
+    await installCRD(
+      admin,
+      buildCRD({
+        conversion: {
+          url: `https://127.0.0.1:${webhookPort}/convert`,
+          caBundle: Buffer.from(certs.caPem).toString('base64'),
+        },
+      }),
+    );
+    const operatorNs = DEFAULT_INSTALL.namespace;
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { metadata: { name: operatorNs } },
+    });
+    const operatorKubeconfig = await installAsOLM(
+      admin,
+      cluster.kubeconfigPath,
+      operatorNs,
+      csvInstallSpec(),
+      dir,
+      (fn) => stops.push(fn),
+    );
+    const mallory = await makeTenant(admin, cluster.kubeconfigPath, 'mallory', dir);
+    const alice = await makeTenant(admin, cluster.kubeconfigPath, 'alice', dir);
+    const operator = await startOperatorProcess(
+      [
+        `--prometheus-url=${
+          opts.prometheusUserinfo === undefined
+            ? prometheus.url
+            : prometheus.url.replace('://', `://${opts.prometheusUserinfo}@`)
+        }`,
+        `--webhook-port=${webhookPort}`,
+        `--webhook-cert-dir=${certs.dir}`,
+        `--leader-election-namespace=${operatorNs}`,
+        ...(opts.args ?? []),
+      ],
+      { AIOPS_CONFINE_QUERIES: 'true', POD_NAMESPACE: operatorNs },
+      { kubeconfig: operatorKubeconfig },
+    );
+    stops.push(async () => {
+      await operator.stop();
+    });
+    return {
+      cluster,
+      admin,
+      nodes: new ResourceClient<Node>(admin, Resources.nodes),
+      prometheus,
+      exporter,
+      operator,
+      mallory,
+      alice,
+      adminTasks: {
+        v2: new AITaskClient(admin, 'v2'),
+        v1: new AITaskClient(admin, 'v1'),
+        v1alpha1: new AITaskClient(admin, 'v1alpha1'),
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** What lies outside the attacker's namespace, as far as an attack could change it. */
+interface Outside {
+  readonly nodes: string;
+  readonly alice: string;
+}
+
+async function outside(stage: Stage): Promise<Outside> {
+  const nodes = (await stage.nodes.list(undefined)).items.map((n) => ({
+    name: n.metadata.name,
+    unschedulable: n.spec?.unschedulable === true,
+    annotations: Object.entries(n.metadata.annotations ?? {})
+      .filter(([k]) => k.startsWith('aiops.example.com/'))
+      .sort(),
+  }));
+  const deployments = new ResourceClient<Deployment>(stage.admin, Resources.deployments);
+  const alice = (await deployments.list(stage.alice.namespace)).items.map((d) => ({
+    name: d.metadata.name,
+    replicas: d.spec?.replicas,
+    generation: d.metadata.generation,
+  }));
+  return { nodes: JSON.stringify(nodes), alice: JSON.stringify(alice) };
+}
+
+/**
+ * Alice's bystander task: a Deployment `app` and an AITask `watch` on it that never breaches.
+ * Returns a check, run after each attack, that the operator process never exited, nothing
+ * outside mallory's namespace changed since this call, and alice's next spec change is
+ * observed within `withinMs` (default 15 000: her task is not starved or stopped).
+ */
+export async function bystander(stage: Stage): Promise<(withinMs?: number) => Promise<void>> {
+  await stage.alice.deployments.create(stage.alice.namespace, deployment('app', 1));
+  stage.exporter.set(LOAD, { namespace: stage.alice.namespace, deployment: 'app' }, 1);
+  await stage.alice.tasks.create(stage.alice.namespace, {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'watch' },
+    spec: {
+      target: { kind: 'Deployment', name: 'app' },
+      trigger: { query: `max(${LOAD}{deployment="app"})`, threshold: 1000 },
+      remediation: { action: 'Noop' },
+      intervalSeconds: 10,
+    },
+  });
+  await eventually('alice watch observed', async () => {
+    const t = await stage.alice.tasks.get(stage.alice.namespace, 'watch');
+    return t.status?.observedGeneration === t.metadata.generation ? true : undefined;
+  });
+  const before = await outside(stage);
+  let threshold = 1000;
+  const running = (): void => {
+    const child = stage.operator.child;
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the operator exited (code ${child.exitCode}, signal ${child.signalCode})`);
+  };
+  return async (withinMs = 15_000) => {
+    running();
+    threshold += 1;
+    const patched = await stage.alice.tasks.patch(stage.alice.namespace, 'watch', {
+      spec: { trigger: { threshold } },
+    });
+    await eventually(
+      `alice's change observed within ${withinMs} ms`,
+      async () => {
+        const t = await stage.alice.tasks.get(stage.alice.namespace, 'watch');
+        const seen = (t.status?.observedGeneration ?? 0) >= (patched.metadata.generation ?? 1);
+        return seen && t.status?.phase !== 'Paused' ? true : undefined;
+      },
+      withinMs,
+    );
+    const after = await outside(stage);
+    if (after.nodes !== before.nodes) throw new Error(`nodes changed:\n${before.nodes}\n${after.nodes}`);
+    if (after.alice !== before.alice)
+      throw new Error(`alice's Deployments changed:\n${before.alice}\n${after.alice}`);
+    running();
+  };
+}
