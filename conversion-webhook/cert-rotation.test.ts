@@ -1,14 +1,18 @@
 // Self-signed certificate management against the real apiserver: the Secret is created
 // once and shared, files land where the server reads them, the CRD's caBundle follows
-// the CA, renewal keeps the CA, and concurrent replicas converge on one CA.
+// the CA, renewal keeps the CA and the running server serves the renewed leaf, a new CA
+// is served without a restart (and the old one stops verifying), and concurrent replicas
+// converge on one CA.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
+import * as tls from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { syncServingCert, type RotationOptions } from './cert-rotation.ts';
 import { startWebhookServer } from './server.ts';
 import { certPathsIn } from './tls.ts';
@@ -21,15 +25,37 @@ import type { CustomResourceDefinition } from '../api/crd.ts';
 
 const quiet = createLogger('test', { level: 'error' });
 
-function probe(port: number, ca: string): Promise<number> {
+/** GETs /healthz trusting only `ca`: the status and the SHA-256 fingerprint of the served leaf. */
+function probe(port: number, ca: string): Promise<{ status: number; leaf: string }> {
+  let leaf = '';
+  const checkServerIdentity = (host: string, cert: PeerCertificate): Error | undefined => {
+    leaf = cert.fingerprint256;
+    return tls.checkServerIdentity(host, cert);
+  };
   return new Promise((resolve, reject) => {
     https
-      .get({ host: '127.0.0.1', port, path: '/healthz', ca, agent: false }, (res) => {
+      .get({ host: '127.0.0.1', port, path: '/healthz', ca, agent: false, checkServerIdentity }, (res) => {
         res.resume();
-        resolve(res.statusCode ?? 0);
+        resolve({ status: res.statusCode ?? 0, leaf });
       })
       .on('error', reject);
   });
+}
+
+/** Probes (failures count as not yet) until the server serves `leafPem` to a client trusting `ca`. */
+async function servesLeaf(port: number, ca: string, leafPem: string): Promise<void> {
+  const want = new X509Certificate(leafPem).fingerprint256;
+  let last = 'no probe yet';
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    const got = await probe(port, ca).then(
+      (r) => (r.status === 200 && r.leaf === want ? undefined : `HTTP ${r.status}, leaf ${r.leaf}`),
+      (err: unknown) => String(err),
+    );
+    if (got === undefined) return;
+    last = got;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`the server never served the leaf in the cert directory (${want}); last: ${last}`);
 }
 
 async function rotationCRD(): Promise<string> {
@@ -99,7 +125,7 @@ test('self-signed serving certificate lifecycle', async (t) => {
     certPollMs: 100,
   });
   t.after(() => server.close(500));
-  assert.equal(await probe(server.port, ca), 200, 'the served leaf chains to the CA');
+  await servesLeaf(server.port, ca, readFileSync(join(base.certDir, 'tls.crt'), 'utf8'));
 
   await syncServingCert(base);
   assert.equal(
@@ -111,9 +137,17 @@ test('self-signed serving certificate lifecycle', async (t) => {
   const before = readFileSync(join(base.certDir, 'tls.crt'), 'utf8');
   const sameCA = await syncServingCert({ ...base, renewBeforeDays: 400 });
   assert.equal(sameCA, ca, 'renewal keeps the CA, so the caBundle stays valid');
-  assert.notEqual(readFileSync(join(base.certDir, 'tls.crt'), 'utf8'), before, 'the leaf was renewed');
-  await new Promise((r) => setTimeout(r, 400));
-  assert.equal(await probe(server.port, ca), 200, 'the reloaded leaf still verifies');
+  const renewed = readFileSync(join(base.certDir, 'tls.crt'), 'utf8');
+  assert.notEqual(renewed, before, 'the leaf was renewed');
+  await servesLeaf(server.port, ca, renewed);
+
+  // A new CA (the Secret deleted, as by an admin): the server must reload the new leaf, since
+  // only a reload makes the new CA verify and the old one stop verifying.
+  await secrets.delete(ns, 'aiops-webhook-cert');
+  const newCA = await syncServingCert(base);
+  assert.notEqual(newCA, ca, 'a deleted Secret gets a new CA');
+  await servesLeaf(server.port, newCA, readFileSync(join(base.certDir, 'tls.crt'), 'utf8'));
+  await assert.rejects(probe(server.port, ca), 'the old CA no longer verifies the served leaf');
 
   const racers = await Promise.all(
     [1, 2, 3].map((i) => syncServingCert({ ...base, secretName: 'raced', certDir: join(dir, `r${i}`) })),
