@@ -6,7 +6,7 @@
 // own namespace. Attacks are made with the tenant's own credentials, so whatever the
 // apiserver refuses a tenant is refused here too.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AITaskClient } from '../../api/aitask-client.ts';
@@ -14,7 +14,6 @@ import { buildCRD } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
-import { fromYaml } from '../../api/yaml.ts';
 import { Resources, type Deployment, type Node, type Pod } from '../../operator/runtime/kinds.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
@@ -27,6 +26,7 @@ import {
 } from '../../scripts/lib/prometheus.ts';
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { csvInstallSpec, installAsOLM } from '../olm/install-as-olm.ts';
+import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
 
@@ -101,28 +101,12 @@ async function makeTenant(
     roleRef: { apiGroup: RBAC, kind: 'Role', name: 'tenant' },
     subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns }],
   });
-  const review = await admin.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${ns}/serviceaccounts/tenant/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } },
-  });
-  const kc = fromYaml(readFileSync(adminKubeconfig, 'utf8')) as {
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const cluster = kc.clusters[0];
-  if (!cluster) throw new Error(`${adminKubeconfig} has no cluster`);
-  const kubeconfig = join(dir, `${ns}.kubeconfig`);
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'stage', cluster: cluster.cluster }],
-      users: [{ name: ns, user: { token: review.status.token } }],
-      contexts: [{ name: ns, context: { cluster: 'stage', user: ns, namespace: ns } }],
-      'current-context': ns,
-    }),
-    { mode: 0o600 },
+  const kubeconfig = await serviceAccountKubeconfig(
+    admin,
+    adminKubeconfig,
+    ns,
+    'tenant',
+    join(dir, `${ns}.kubeconfig`),
   );
   const t = await KubeTransport.create({ kubeconfig });
   return {

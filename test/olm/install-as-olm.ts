@@ -6,12 +6,13 @@
 // access than an OLM install gives it.
 
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import type { PolicyRule } from '../../api/rbac.ts';
 import { fromYaml } from '../../api/yaml.ts';
 import { PATHS } from '../../scripts/olm/render.ts';
+import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { ROOT } from './validators.ts';
 
 interface Permission {
@@ -83,32 +84,12 @@ export async function installAsOLM(
     roleRef: { apiGroup: rbac, kind: 'ClusterRole', name },
     subjects,
   });
-  const review = await admin.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  return writeTokenKubeconfig(adminKubeconfig, review.status.token, join(dir, `${name}.kubeconfig`));
-}
-
-/** A kubeconfig for the admin kubeconfig's current cluster that authenticates with `token`. */
-function writeTokenKubeconfig(adminKubeconfig: string, token: string, path: string): string {
-  const kc = fromYaml(readFileSync(adminKubeconfig, 'utf8')) as {
-    'current-context'?: string;
-    contexts: { name: string; context: { cluster: string } }[];
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const context = kc.contexts.find((c) => c.name === kc['current-context']) ?? kc.contexts[0];
-  const cluster = kc.clusters.find((c) => c.name === context?.context.cluster);
-  if (!cluster) throw new Error(`${adminKubeconfig} has no current cluster`);
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'test', cluster: cluster.cluster }],
-    users: [{ name: 'operator', user: { token } }],
-    contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
-    'current-context': 'operator',
-  };
-  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
-  return path;
+  return serviceAccountKubeconfig(
+    admin,
+    adminKubeconfig,
+    namespace,
+    sa,
+    join(dir, `${name}.kubeconfig`),
+    3600,
+  );
 }

@@ -145,22 +145,32 @@ export async function installOperatorIdentity(
   });
   await allowed(admin, { verb: 'list', group: GROUP, resource: PLURAL });
   await bindOperatorRole(admin, namespace);
+  return serviceAccountKubeconfig(admin, adminKubeconfig, namespace, name, join(dir, 'operator.kubeconfig'));
+}
+
+/**
+ * Issues ServiceAccount `namespace/name` a token through the TokenRequest API (valid
+ * `seconds`, default 48 h) and writes to `path` (mode 0600) a kubeconfig for the current
+ * cluster of `adminKubeconfig` that authenticates with it, its context in `namespace`.
+ * Returns `path`.
+ */
+export async function serviceAccountKubeconfig(
+  admin: KubeTransport,
+  adminKubeconfig: string,
+  namespace: string,
+  name: string,
+  path: string,
+  seconds = TOKEN_SECONDS,
+): Promise<string> {
   const review = await admin.request<{ status: { token: string } }>({
     method: 'POST',
     path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
     body: {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
-      spec: { expirationSeconds: TOKEN_SECONDS },
+      spec: { expirationSeconds: seconds },
     },
   });
-  const path = join(dir, 'operator.kubeconfig');
-  await writeFile(path, tokenKubeconfig(adminKubeconfig, review.status.token), { mode: 0o600 });
-  return path;
-}
-
-/** A kubeconfig (JSON) for the admin kubeconfig's current cluster that authenticates with `token`. */
-function tokenKubeconfig(adminKubeconfig: string, token: string): string {
   const kc = fromYaml(readFileSync(adminKubeconfig, 'utf8')) as {
     'current-context'?: string;
     contexts: { name: string; context: { cluster: string } }[];
@@ -169,14 +179,16 @@ function tokenKubeconfig(adminKubeconfig: string, token: string): string {
   const context = kc.contexts.find((c) => c.name === kc['current-context']) ?? kc.contexts[0];
   const cluster = kc.clusters.find((c) => c.name === context?.context.cluster);
   if (!cluster) throw new Error(`${adminKubeconfig} has no current cluster`);
-  return JSON.stringify({
+  const config = {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'cluster', cluster: cluster.cluster }],
-    users: [{ name: 'operator', user: { token } }],
-    contexts: [{ name: 'operator', context: { cluster: 'cluster', user: 'operator' } }],
-    'current-context': 'operator',
-  });
+    users: [{ name, user: { token: review.status.token } }],
+    contexts: [{ name, context: { cluster: 'cluster', user: name, namespace } }],
+    'current-context': name,
+  };
+  await writeFile(path, JSON.stringify(config), { mode: 0o600 });
+  return path;
 }
 
 /**
