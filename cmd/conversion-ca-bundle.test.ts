@@ -105,6 +105,7 @@ test("OLM's CA goes back into a CRD whose webhook lost it, and nowhere else", as
   const keepers = [ours, theirs].map((c) =>
     conversionCABundleKeeper({ transport, crdName: c.metadata.name, service, log: quiet }),
   );
+  let passes = 0;
   const stop = followCertSecret({
     transport,
     namespace: ns,
@@ -114,6 +115,7 @@ test("OLM's CA goes back into a CRD whose webhook lost it, and nowhere else", as
     intervalMs: 200,
     onCA: async (caBundle) => {
       for (const keep of keepers) await keep(caBundle);
+      passes++;
     },
   });
   t.after(stop);
@@ -144,7 +146,11 @@ test("OLM's CA goes back into a CRD whose webhook lost it, and nowhere else", as
   await crds.patch(undefined, ours.metadata.name, {
     spec: { conversion: { webhook: { clientConfig: { caBundle: otherCA } } } },
   });
-  await new Promise((r) => setTimeout(r, 1000));
+  // Two more finished passes: at least the second read the CRD after the patch.
+  const before = passes;
+  await eventually('two keeper passes after the patch', () =>
+    Promise.resolve(passes >= before + 2 ? true : undefined),
+  );
   assert.equal(await caBundleOf(ours.metadata.name), otherCA);
   assert.equal(await caBundleOf(theirs.metadata.name), undefined);
 });

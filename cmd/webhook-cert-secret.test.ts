@@ -76,7 +76,8 @@ function certSecret(cert: ServingCert) {
 
 /**
  * Three certificates A, B, C; Secret `webhook-cert` holding B in a fresh namespace; a webhook
- * server started with A's files and following the Secret every `intervalMs`. All removed after `t`.
+ * server started with A's files and following the Secret every `intervalMs`, its warnings
+ * collected in `warnings`. All removed after `t`.
  */
 async function followingServer(t: TestContext, intervalMs: number) {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-secret-'));
@@ -98,20 +99,21 @@ async function followingServer(t: TestContext, intervalMs: number) {
   const server = await startWebhookServer({ port: 0, host: '127.0.0.1', cert: a, logger: quiet });
   t.after(() => server.close(100));
   const startsWithFiles = await trusts(server.port, a);
+  const warnings: string[] = [];
   const stop = followCertSecret({
     transport,
     namespace: ns,
     name: 'webhook-cert',
     server,
-    log: quiet,
+    log: createLogger('test', { level: 'warn', write: (line) => warnings.push(line) }),
     intervalMs,
   });
   t.after(stop);
-  return { a, b, c, ns, secrets, server, startsWithFiles };
+  return { a, b, c, ns, secrets, server, startsWithFiles, warnings };
 }
 
 test('the served certificate follows the Secret, ahead of the files', async (t) => {
-  const { a, b, c, ns, secrets, server, startsWithFiles } = await followingServer(t, 200);
+  const { a, b, c, ns, secrets, server, startsWithFiles, warnings } = await followingServer(t, 200);
   assert.equal(startsWithFiles, true, 'starts with the files');
   await eventually('the Secret certificate B served', async () =>
     (await trusts(server.port, b)) ? true : undefined,
@@ -123,7 +125,9 @@ test('the served certificate follows the Secret, ahead of the files', async (t) 
   assert.equal(await trusts(server.port, a), false);
 
   await secrets.replace(ns, 'webhook-cert', { ...certSecret(c), data: { other: 'eA==' } });
-  await new Promise((r) => setTimeout(r, 600));
+  await eventually('a poll to read the Secret without a key pair', () =>
+    Promise.resolve(warnings.some((w) => w.includes('has no tls.crt and tls.key')) ? true : undefined),
+  );
   assert.equal(
     await trusts(server.port, c),
     true,
