@@ -60,7 +60,7 @@ test('a stash path through __proto__ pollutes nothing: alice is not paused, the 
 });
 
 test('a stash path 5,000 segments deep is ignored: reads at v1 still answer, the operator stays up', async () => {
-  const deep = JSON.stringify({ v1: [{ p: Array.from({ length: 5000 }, () => 'a'), v: 1 }] });
+  const deep = JSON.stringify({ v1: [{ p: ['spec', ...Array.from({ length: 5000 }, () => 'a')], v: 1 }] });
   await stage.mallory.tasks.create(stage.mallory.namespace, {
     apiVersion: 'aiops.example.com/v2',
     kind: 'AITask',
