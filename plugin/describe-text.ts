@@ -1,10 +1,11 @@
 // The text form of `kubectl aiops describe`: kubectl-describe layout (aligned "Key: value"
-// lines, indented tables), coloured only through the palette it is given. Pure.
+// lines, indented tables), coloured only through the palette it is given; every string of
+// the view is shown through `visible`, so tenant text adds no line, column or control. Pure.
 
 import type { DecisionRecord } from '../api/schema/v2.ts';
 import type { DescribeView } from './describe-view.ts';
 import { orDefault } from './describe-view.ts';
-import { age, table, type Palette } from './format.ts';
+import { age, table, visibleDeep, type Palette } from './format.ts';
 
 /** Colours a phase by what it means to an on-call engineer. */
 export function phaseColor(phase: string, pal: Palette): string {
@@ -40,7 +41,8 @@ function scaleText(v: DescribeView): string {
 }
 
 /** Renders one AITask; `wide` adds the observed generation of conditions and Event origins. */
-export function renderDescribe(v: DescribeView, now: Date, pal: Palette, wide: boolean): string {
+export function renderDescribe(view: DescribeView, now: Date, pal: Palette, wide: boolean): string {
+  const v = visibleDeep(view);
   const lines: [string, string][] = [];
   const add = (k: string, value: string): void => void lines.push([k, value]);
   add('Name', v.name);

@@ -1,9 +1,10 @@
 // Text forms of `kubectl aiops explain-phase`: the full account of one AITask, and one
-// line per AITask for listings (`-o wide` adds generations, since and the cause message). Pure.
+// line per AITask for listings (`-o wide` adds generations, since and the cause message).
+// Every string of an explanation is shown through `visible`. Pure.
 
 import type { Explanation } from '../api/status/explain.ts';
 import { phaseColor } from './describe-text.ts';
-import { age, table, type Palette } from './format.ts';
+import { age, table, visibleDeep, type Palette } from './format.ts';
 
 function statusColor(e: Explanation, pal: Palette): string {
   const s = e.kstatus.status;
@@ -16,7 +17,8 @@ function relative(at: string, now: Date): string {
 }
 
 /** The full account of one AITask. */
-export function renderExplanation(e: Explanation, now: Date, pal: Palette): string {
+export function renderExplanation(explanation: Explanation, now: Date, pal: Palette): string {
+  const e = visibleDeep(explanation);
   const gen =
     e.observedGeneration === undefined
       ? `generation ${e.generation}, not observed by the operator yet`
@@ -54,7 +56,7 @@ export function renderExplanationList(
     ...(wide ? ['Generation', 'Observed', 'Since', 'Message'] : []),
     'Next',
   ];
-  const rows = list.map((e) => {
+  const rows = visibleDeep(list).map((e) => {
     const cause = e.causes[0];
     return [
       ...(withNamespace ? [e.namespace] : []),

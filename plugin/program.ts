@@ -1,6 +1,8 @@
-// The `kubectl aiops` command line: commander definitions (flags, help, examples) and the
-// one error boundary. Command bodies are imported only when a command runs, so `--help`,
-// usage errors and completion of command names never load the Kubernetes client.
+// The `kubectl aiops` command line: commander definitions (flags, help, examples), the
+// one error boundary, and the one output boundary: everything written to stdout or stderr
+// passes terminalSafe, so no control character a tenant wrote reaches the terminal raw.
+// Command bodies are imported only when a command runs, so `--help`, usage errors and
+// completion of command names never load the Kubernetes client.
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeError, ExitCode, type ErrorContext } from './errors.ts';
@@ -12,7 +14,7 @@ import {
   useColor,
   type GlobalOptions,
 } from './flags.ts';
-import { palette } from './format.ts';
+import { palette, terminalSafe, visible } from './format.ts';
 import { EXAMPLES, EXIT_CODES_HELP } from './help.ts';
 import type { CommandBody, CommandContext, Io } from './context.ts';
 import type { Session } from './session.ts';
@@ -28,7 +30,10 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
       'Debug AITasks of the aiops operator: why a task is in its phase, what changed, and how to unstick it.',
     )
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureOutput({
+      writeOut: (s) => io.out(terminalSafe(s, false)),
+      writeErr: (s) => io.err(terminalSafe(s, false)),
+    })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(run with --help for usage)')
     .helpCommand(false)
@@ -149,12 +154,22 @@ function pageSize(value: string): number {
   return n;
 }
 
+/** `io` with both streams behind terminalSafe (the palette's colours kept when `colour`). */
+function guarded(io: Io, colour: boolean): Io {
+  return {
+    ...io,
+    out: (s) => io.out(terminalSafe(s, colour)),
+    err: (s) => io.err(terminalSafe(s, false)),
+    now: () => io.now(),
+  };
+}
+
 function makeContext(io: Io, globals: GlobalOptions, errorContext: ErrorContext): CommandContext {
   const timeoutMs = parseRequestTimeout(globals.requestTimeout);
   const color = useColor(globals.color, io.isTTY, io.env);
   let session: Promise<Session> | undefined;
   return {
-    io,
+    io: guarded(io, color),
     format: parseOutput(globals.output),
     namespace: globals.namespace,
     pal: palette(color),
@@ -173,9 +188,10 @@ function makeContext(io: Io, globals: GlobalOptions, errorContext: ErrorContext)
 const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
 /** Runs `kubectl aiops` with `argv` (the words after `kubectl aiops`); resolves to the exit code. */
-export async function run(argv: readonly string[], io: Io): Promise<number> {
+export async function run(argv: readonly string[], raw: Io): Promise<number> {
   const state = { exitCode: ExitCode.Ok as number, errorContext: {} as ErrorContext };
-  const program = buildProgram(io, state);
+  const io = guarded(raw, false);
+  const program = buildProgram(raw, state);
   if (argv[0] === COMPLETE_COMMAND) {
     const { complete } = await import('./commands/completion.ts');
     io.out(await complete(program, argv.slice(1)));
@@ -187,7 +203,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return HELP_CODES.has(err.code) ? ExitCode.Ok : ExitCode.Usage;
     const d = describeError(err, state.errorContext);
-    io.err(`error: ${d.message}\n`);
+    io.err(`error: ${visible(d.message)}\n`);
     if (d.internal && (io.env['AIOPS_DEBUG'] ?? '') !== '' && err instanceof Error)
       io.err(`${err.stack ?? ''}\n`);
     return d.exitCode;

@@ -1,9 +1,10 @@
 // Field-level differences between two AITask specs, as `generation-diff` reports them:
 // one entry per changed leaf (arrays compare whole), with dotted paths like
 // `spec.trigger.threshold`. Built on the project's one JSON diff (api/conversion/json-diff.ts).
+// Rendered paths and values show control and format characters through `visible`.
 
 import { diff } from '../api/conversion/json-diff.ts';
-import type { Palette } from './format.ts';
+import { visible, type Palette } from './format.ts';
 
 /** One changed field. `from` is absent for added fields, `to` for removed ones. */
 export interface FieldChange {
@@ -25,15 +26,16 @@ export function specChanges(from: unknown, to: unknown): FieldChange[] {
     .sort((a, b) => a.path.localeCompare(b.path));
 }
 
-const show = (v: unknown): string => JSON.stringify(v);
+/** A value as JSON, with what JSON leaves raw (C1, format characters, U+2028/9) made visible. */
+const show = (v: unknown): string => visible(JSON.stringify(v));
 
 /** `~ path: old → new`, `+ path: new`, `- path: old`, coloured yellow/green/red. */
 export function renderChanges(changes: readonly FieldChange[], pal: Palette, indent = '  '): string {
   return changes
     .map((c) => {
-      if (c.op === 'added') return pal.green(`${indent}+ ${c.path}: ${show(c.to)}`);
-      if (c.op === 'removed') return pal.red(`${indent}- ${c.path}: ${show(c.from)}`);
-      return pal.yellow(`${indent}~ ${c.path}: ${show(c.from)} → ${show(c.to)}`);
+      if (c.op === 'added') return pal.green(`${indent}+ ${visible(c.path)}: ${show(c.to)}`);
+      if (c.op === 'removed') return pal.red(`${indent}- ${visible(c.path)}: ${show(c.from)}`);
+      return pal.yellow(`${indent}~ ${visible(c.path)}: ${show(c.from)} → ${show(c.to)}`);
     })
     .map((l) => `${l}\n`)
     .join('');

@@ -16,7 +16,7 @@ import {
   type OperatorEvidence,
 } from '../finalize-plan.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { age, jsonDoc, table, yamlDoc, type Palette } from '../format.ts';
+import { age, jsonDoc, table, visible, visibleDeep, yamlDoc, type Palette } from '../format.ts';
 import { Resources, type NodeLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
@@ -122,7 +122,9 @@ async function apply(s: Session, plan: FinalizePlan, taskUID: string | undefined
   return { uncordoned, removedFinalizers: removed, deleted };
 }
 
-function renderPlan(plan: FinalizePlan, now: Date, pal: Palette, dryRun: boolean): string {
+/** The plan as text; every string read from the cluster is shown through `visible`. */
+function renderPlan(read: FinalizePlan, now: Date, pal: Palette, dryRun: boolean): string {
+  const plan = visibleDeep(read);
   const del = plan.deletionTimestamp;
   const head = `aitask "${plan.name}" in namespace "${plan.namespace}": ${del ? pal.red(`Terminating for ${age(del, now)}`) : 'not being deleted'} (resourceVersion ${plan.resourceVersion})\n`;
   const fin = plan.finalizers.length
@@ -191,15 +193,15 @@ export async function forceFinalize(
   if (machine) print({ dryRun: false, plan, outcome });
   else {
     ctx.io.out(renderPlan(plan, now, ctx.pal, false));
-    for (const n of outcome.uncordoned) ctx.io.out(`node/${n} uncordoned\n`);
-    for (const f of outcome.removedFinalizers) ctx.io.out(`finalizer ${f} removed\n`);
+    for (const n of outcome.uncordoned) ctx.io.out(`node/${visible(n)} uncordoned\n`);
+    for (const f of outcome.removedFinalizers) ctx.io.out(`finalizer ${visible(f)} removed\n`);
     ctx.io.out(
       outcome.deleted
         ? `aitask "${plan.name}" deleted\n`
         : `aitask "${plan.name}" still exists (finalizers left: ${
             plan.finalizers
               .filter((f) => f.action === 'keep')
-              .map((f) => f.name)
+              .map((f) => visible(f.name))
               .join(', ') || 'none'
           })\n`,
     );

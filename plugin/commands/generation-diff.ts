@@ -6,7 +6,7 @@ import { ResourceClient } from '../../api/kube/resources.ts';
 import { revisionSelector, sortRevisions, type ControllerRevision } from '../../api/revisions.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, UsageError } from '../errors.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { jsonDoc, visible, yamlDoc } from '../format.ts';
 import { Resources } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask } from '../session.ts';
@@ -91,7 +91,7 @@ export async function generationDiff(ctx: CommandContext, args: string[]): Promi
           ? pal.green('in sync')
           : pal.yellow(`lagging by ${generation - observed}`);
     let out = `aitask "${name}" in namespace "${ns}": generation ${generation}, observed ${observed ?? '<none>'} (${lag})\n`;
-    if (result.note !== undefined) out += `${result.note}\n`;
+    if (result.note !== undefined) out += `${visible(result.note)}\n`;
     else if (from === to && explicitFrom === undefined)
       out += 'nothing to diff: the operator has seen the current spec\n';
     else if (result.changes.length === 0) out += `no spec changes from generation ${from} to ${to}\n`;

@@ -5,7 +5,7 @@
 
 import { migrateStorage, MigrationRefused, type MigrationResult } from '../../api/upgrade/migrate.ts';
 import { ExitCode, RefusedError } from '../errors.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { jsonDoc, visibleDeep, yamlDoc } from '../format.ts';
 import type { CommandContext } from '../context.ts';
 
 /** Runs `migrate-storage`. */
@@ -17,9 +17,9 @@ export async function migrateStorageCommand(
   const s = await ctx.session();
   const dryRun = opts['dryRun'] === true;
   const pageSize = typeof opts['pageSize'] === 'number' ? opts['pageSize'] : 500;
-  let result: MigrationResult;
+  let migrated: MigrationResult;
   try {
-    result = await migrateStorage(s.transport, {
+    migrated = await migrateStorage(s.transport, {
       dryRun,
       pageSize,
       onProgress: (p) => {
@@ -32,9 +32,10 @@ export async function migrateStorageCommand(
     if (err instanceof MigrationRefused) throw new RefusedError(err.message);
     throw err;
   }
-  if (ctx.format === 'json') ctx.io.out(jsonDoc({ ...result }));
-  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc({ ...result }));
+  if (ctx.format === 'json') ctx.io.out(jsonDoc({ ...migrated }));
+  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc({ ...migrated }));
   else {
+    const result = visibleDeep(migrated);
     const verb = dryRun ? 'would be rewritten at' : 'now stored at';
     ctx.io.out(
       `${result.seen} AITasks ${verb} ${result.storageVersion}` +

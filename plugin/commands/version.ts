@@ -4,7 +4,7 @@
 import { GROUP } from '../../api/schema/common.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { ExitCode, ifFound } from '../errors.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { jsonDoc, visible, yamlDoc } from '../format.ts';
 import type { CommandContext } from '../context.ts';
 
 interface APIGroup {
@@ -42,7 +42,7 @@ export async function version(
             ] as [string, unknown][])
           : []),
       ];
-      ctx.io.out(rows.map(([k, v]) => `${`${k}:`.padEnd(17)}${String(v)}\n`).join(''));
+      ctx.io.out(rows.map(([k, v]) => `${`${k}:`.padEnd(17)}${visible(String(v))}\n`).join(''));
     }
   };
   if (opts['client'] === true) {
