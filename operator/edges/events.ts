@@ -1,7 +1,9 @@
 // Records Kubernetes Events (events.k8s.io/v1) on AITasks, so `kubectl describe` and
 // `kubectl aiops describe` show every decision, action and skip with its reason.
 // Recording is best effort: a failed Event is logged, never fails the reconcile. It also
-// reads the reasons of recent Events about a target, for the LLM advisor's context.
+// reads the reasons of recent Events about a target, for the LLM advisor's context. Text
+// fields are cut to the apiserver's limits in UTF-8 bytes (cutUtf8), so a long multi-byte
+// note is shortened instead of refused.
 
 import { randomBytes } from 'node:crypto';
 import { ResourceClient } from '../../api/kube/resources.ts';
@@ -13,6 +15,24 @@ import type { EventSpec } from '../decision/vocabulary.ts';
 
 /** `reportingController` of every Event the operator writes. */
 export const REPORTING_CONTROLLER = 'aiops.example.com/operator';
+
+/** Most bytes (UTF-8) of an Event's `note` the apiserver accepts (events.k8s.io/v1: 1 KiB). */
+export const NOTE_MAX_BYTES = 1024;
+
+/** Most bytes (UTF-8) of an Event's `action` and `reason` the apiserver accepts. */
+const ACTION_REASON_MAX_BYTES = 128;
+
+/**
+ * The longest prefix of `text` whose UTF-8 encoding fits in `maxBytes`, never splitting a
+ * code point (a surrogate pair stays whole or goes whole). The apiserver measures these
+ * limits in bytes: a cut by UTF-16 units lets a multi-byte note through too long, and the
+ * whole Event is refused.
+ */
+export function cutUtf8(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text;
+  const { read } = new TextEncoder().encodeInto(text, new Uint8Array(Math.max(0, maxBytes)));
+  return text.slice(0, read);
+}
 
 /** `<object name>.<hex nanoseconds><random>`, as kubectl's recorder names Events. */
 function eventName(object: string): string {
@@ -71,10 +91,10 @@ export class EventRecorder {
           eventTime: microTime(new Date()),
           reportingController: REPORTING_CONTROLLER,
           reportingInstance: this.#instance,
-          action: s.action.slice(0, 128),
-          reason: s.reason.slice(0, 128),
+          action: cutUtf8(s.action, ACTION_REASON_MAX_BYTES),
+          reason: cutUtf8(s.reason, ACTION_REASON_MAX_BYTES),
           type: s.type,
-          note: s.note.slice(0, 1024),
+          note: cutUtf8(s.note, NOTE_MAX_BYTES),
           regarding: {
             apiVersion: task.apiVersion,
             kind: task.kind,
