@@ -217,7 +217,7 @@ export class Actions {
       case 'ScaleDown':
         return this.#scale(namespace, deployment.metadata.name ?? '', p.from, p.replicas);
       case 'RestartPod':
-        return this.#evict(namespace, p.pod);
+        return this.#evict(namespace, p.pod, p.podUID);
       case 'CordonNode':
         return this.#cordon(p.node, `${namespace}/${p.pod}`, p.owner);
     }
@@ -385,12 +385,22 @@ export class Actions {
     };
   }
 
-  async #evict(namespace: string, name: string): Promise<ActionOutcome> {
+  /**
+   * Evicts pod `name`; with `uid` (the pod chosen) the eviction is bound to it by a UID
+   * precondition, so a pod replaced under the same name since it was chosen is not evicted:
+   * the apiserver answers 409 Conflict, returned as not executed (never retried as a success).
+   */
+  async #evict(namespace: string, name: string, uid: string | undefined): Promise<ActionOutcome> {
     try {
       await this.#transport.request({
         method: 'POST',
         path: resourcePath(Resources.pods, namespace, name, 'eviction'),
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name, namespace },
+          ...(uid !== undefined ? { deleteOptions: { preconditions: { uid } } } : {}),
+        },
       });
     } catch (err) {
       if (err instanceof TooManyRequestsError)
@@ -404,6 +414,12 @@ export class Actions {
           executed: false,
           blockedBy: 'NoPodToRestart',
           message: `pod ${namespace}/${name} disappeared before eviction`,
+        };
+      if (err instanceof ConflictError && uid !== undefined)
+        return {
+          executed: false,
+          blockedBy: 'NoPodToRestart',
+          message: `pod ${namespace}/${name} was replaced (no longer UID ${uid}) before eviction`,
         };
       throw err;
     }
