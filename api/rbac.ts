@@ -5,6 +5,7 @@
 // Forbidden in the install test, which runs the operator with exactly these rules.
 
 import { DEFAULT_INSTALL } from './install.ts';
+import { LEADER_LEASE_NAME } from './leader.ts';
 import { CRD_NAME, GROUP, PLURAL } from './schema/common.ts';
 
 /** A Kubernetes rbac.authorization.k8s.io/v1 PolicyRule. */
@@ -89,11 +90,29 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
  * the webhook serving certificate and the conversion stash key never need access anywhere else.
  */
 export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
-  /** Leader election on a coordination.k8s.io Lease: read, create when absent, renew/release by PUT. */
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   /**
-   * The self-signed webhook certificate (`--self-signed-cert`, plain install) and the
-   * conversion stash key: created once, then read (and the certificate renewed) by name only.
+   * Leader election on a coordination.k8s.io Lease: read and renew/release (PUT) only the
+   * operator's own Lease (`--leader-election-id`, default LEADER_LEASE_NAME). Under OLM this Role
+   * lands in a namespace shared with other operators (`operators`): without `resourceNames` it
+   * would let the operator read and take over their leader Leases too.
+   */
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    resourceNames: [LEADER_LEASE_NAME],
+    verbs: ['get', 'update'],
+  },
+  /**
+   * Creating the Lease when absent. RBAC cannot bind `create` to a name (the name is not part
+   * of the request URL, so `resourceNames` would refuse every create), hence unrestricted, as
+   * kubebuilder's scaffold grants it; creating a Lease takes over no one's existing one.
+   */
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+  /**
+   * The self-signed webhook certificate (`--self-signed-cert`, plain install;
+   * conversion-webhook/cert-rotation.ts) and the conversion stash key (cmd/conversion-key.ts):
+   * each created once when absent, so `create`, which cannot be bound to a name either; then
+   * read (and the certificate renewed) by name only.
    */
   { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
   {

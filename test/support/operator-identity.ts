@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
+import { LEADER_LEASE_NAME } from '../../api/leader.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import { OPERATOR_CLUSTER_RULES, OPERATOR_NAMESPACE_RULES } from '../../api/rbac.ts';
 import { GROUP, PLURAL } from '../../api/schema/common.ts';
@@ -43,6 +44,7 @@ interface ResourceAttributes {
   readonly verb: string;
   readonly group: string;
   readonly resource: string;
+  readonly name?: string;
 }
 
 /**
@@ -104,7 +106,13 @@ export async function bindOperatorRole(admin: KubeTransport, namespace: string):
     roleRef: { apiGroup: RBAC, kind: 'Role', name: NAME },
     subjects: SUBJECTS,
   });
-  await allowed(admin, { namespace, verb: 'get', group: 'coordination.k8s.io', resource: 'leases' });
+  await allowed(admin, {
+    namespace,
+    verb: 'get',
+    group: 'coordination.k8s.io',
+    resource: 'leases',
+    name: LEADER_LEASE_NAME,
+  });
 }
 
 /**
