@@ -43,6 +43,10 @@ export interface OperatorOptions {
   readonly maxConcurrentReconciles: number;
   readonly rateLimitQps: number;
   readonly rateLimitBurst: number;
+  /** Reconciles per second one namespace's patches (AITask spec/annotations, target Deployments) trigger; over it they are delayed. */
+  readonly namespaceReconcileQps: number;
+  /** Patch-triggered reconciles of one namespace let through at once before pacing. */
+  readonly namespaceReconcileBurst: number;
   readonly defaults: Defaults;
   /** Cap on AITasks with a remediation under way (0: none). */
   readonly maxConcurrentRemediations: number;
@@ -139,7 +143,11 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     ...(o.context !== undefined ? { context: o.context } : {}),
   });
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
-  const queue = new WorkQueue({ limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }) });
+  const queue = new WorkQueue({
+    limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }),
+    namespaceQps: o.namespaceReconcileQps,
+    namespaceBurst: o.namespaceReconcileBurst,
+  });
   const slots = new RemediationSlots(
     o.maxConcurrentRemediations,
     o.maxConcurrentRemediationsPerNamespace,
@@ -187,7 +195,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   taskCache.on({
     add: (t) => queue.add(objectKey(t)),
     update: (a, b) => {
-      if (needsReconcile(a, b)) queue.add(objectKey(b));
+      if (needsReconcile(a, b)) queue.addEvent(objectKey(b));
     },
     delete: (t) => {
       queue.add(objectKey(t));
@@ -201,7 +209,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         queue.add(objectKey(t));
   };
   const enqueueTasksOf = (d: Deployment): void => {
-    for (const key of taskCache.byIndex('target', objectKey(d))) queue.add(key);
+    for (const key of taskCache.byIndex('target', objectKey(d))) queue.addEvent(key);
   };
   deployments.on({
     add: enqueueTasksOf,

@@ -167,6 +167,18 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--rate-limit-qps <n>', 'overall retry rate (per second)', positive, 10)
     .option('--rate-limit-burst <n>', 'overall retry burst', int(1), 100)
     .option(
+      '--namespace-reconcile-qps <n>',
+      "reconciles per second one namespace's AITask patches and target Deployment changes trigger; over it they are delayed, never dropped",
+      positive,
+      5,
+    )
+    .option(
+      '--namespace-reconcile-burst <n>',
+      'patch-triggered reconciles of one namespace let through at once before --namespace-reconcile-qps paces them',
+      int(1),
+      20,
+    )
+    .option(
       '--default-interval-seconds <s>',
       'intervalSeconds when unset',
       int(10, 3600),
@@ -311,6 +323,8 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         maxConcurrentReconciles: num('maxConcurrentReconciles'),
         rateLimitQps: num('rateLimitQps'),
         rateLimitBurst: num('rateLimitBurst'),
+        namespaceReconcileQps: num('namespaceReconcileQps'),
+        namespaceReconcileBurst: num('namespaceReconcileBurst'),
         defaults: {
           intervalSeconds: num('defaultIntervalSeconds'),
           cooldownSeconds: num('defaultCooldownSeconds'),

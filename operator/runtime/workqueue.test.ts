@@ -2,9 +2,10 @@
 // key at a time, delayed adds (never early, the earliest winning), and backoff pacing.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { RateLimiter } from './ratelimit.ts';
-import { WorkQueue } from './workqueue.ts';
+import fc from 'fast-check';
+import { NamespaceBuckets, WorkQueue } from './workqueue.ts';
 
 test('keys are de-duplicated and never handed out twice at once', async () => {
   const q = new WorkQueue();
@@ -56,4 +57,146 @@ test('rate limiter: the overall bucket paces retries after the burst', () => {
   assert.equal(r.when('c'), 100);
   now = 1000;
   assert.equal(r.when('d'), 5);
+});
+
+test('fair: one key of namespace b behind 1,000 of namespace a is handed out within the first 2 gets', async () => {
+  const q = new WorkQueue();
+  for (let i = 0; i < 1000; i++) q.add(`a/t${i}`);
+  q.add('b/t0');
+  assert.equal(q.depth, 1001);
+  const first = [await q.get(), await q.get()];
+  assert.ok(first.includes('b/t0'), `first two: ${first.join(', ')}`);
+  assert.deepEqual(first, ['a/t0', 'b/t0'], 'namespaces in turn, each FIFO');
+  assert.equal(await q.get(), 'a/t1');
+  q.shutDown();
+});
+
+test('fair (property): no key is lost or handed out twice; the depth is what is owed; each namespace FIFO', async () => {
+  const key = fc.tuple(fc.constantFrom('a', 'b', 'c', ''), fc.integer({ min: 0, max: 5 }));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.oneof(
+          fc.tuple(fc.constant('add' as const), key),
+          fc.constant(['get'] as const),
+          fc.tuple(fc.constant('done' as const), fc.nat()),
+        ),
+        {
+          maxLength: 200,
+        },
+      ),
+      async (ops) => {
+        const q = new WorkQueue();
+        const owed: string[] = [];
+        const processing: string[] = [];
+        const redo = new Set<string>();
+        const take = async (): Promise<void> => {
+          const k = await q.get();
+          assert.ok(k !== undefined);
+          const at = owed.indexOf(k);
+          assert.ok(at >= 0, `${k} handed out without being owed`);
+          const ns = k.slice(0, k.indexOf('/'));
+          assert.equal(
+            owed.find((o) => o.startsWith(`${ns}/`)),
+            k,
+            'oldest of its namespace first',
+          );
+          assert.ok(!processing.includes(k), `${k} on two workers`);
+          owed.splice(at, 1);
+          processing.push(k);
+        };
+        for (const op of ops) {
+          if (op[0] === 'add') {
+            const k = `${op[1][0]}/t${op[1][1]}`;
+            q.add(k);
+            if (processing.includes(k)) redo.add(k);
+            else if (!owed.includes(k)) owed.push(k);
+          } else if (op[0] === 'get') {
+            if (q.depth > 0) await take();
+          } else if (processing.length > 0) {
+            const [k = ''] = processing.splice(op[1] % processing.length, 1);
+            q.done(k);
+            if (redo.delete(k)) owed.push(k);
+          }
+          assert.equal(q.depth, owed.length);
+        }
+        for (const k of processing.splice(0)) {
+          q.done(k);
+          if (redo.delete(k)) owed.push(k);
+        }
+        while (q.depth > 0) await take();
+        assert.deepEqual(owed, [], 'every owed key was handed out');
+        q.shutDown();
+      },
+    ),
+  );
+});
+
+test('namespace buckets: burst at once, then one token per 1/qps; an idle namespace is full again', () => {
+  let now = 0;
+  const b = new NamespaceBuckets(5, 3, () => now);
+  assert.deepEqual([b.reserve('a'), b.reserve('a'), b.reserve('a')], [0, 0, 0]);
+  assert.equal(b.wait('a'), 200);
+  assert.equal(b.reserve('a'), 200);
+  assert.equal(b.reserve('a'), 400);
+  assert.equal(b.reserve('b'), 0, 'another namespace has its own bucket');
+  now = 10_000;
+  assert.equal(b.wait('a'), 0);
+  assert.deepEqual([b.reserve('a'), b.reserve('a'), b.reserve('a'), b.reserve('a')], [0, 0, 0, 200]);
+});
+
+/** Runs `patches` event adds from namespace a, 10 ms apart, with a worker draining the queue in between. */
+async function patchLoop(
+  t: TestContext,
+  keys: number,
+  patches: number,
+): Promise<{ a: number; bAfter: number | undefined; elapsedMs: number }> {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  const q = new WorkQueue({ namespaceQps: 5, namespaceBurst: 20 });
+  let a = 0;
+  let bAfter: number | undefined;
+  let gets = 0;
+  const drain = async (): Promise<void> => {
+    while (q.depth > 0) {
+      const k = await q.get();
+      assert.ok(k !== undefined);
+      gets += 1;
+      if (k.startsWith('a/')) a += 1;
+      else bAfter ??= gets;
+      q.done(k);
+    }
+  };
+  for (let i = 0; i < patches; i++) {
+    q.addEvent(`a/t${i % keys}`);
+    if (i === patches / 2) {
+      q.addEvent('b/t0');
+      gets = 0;
+    }
+    await drain();
+    t.mock.timers.tick(10);
+  }
+  await drain();
+  q.shutDown();
+  return { a, bAfter, elapsedMs: patches * 10 };
+}
+
+for (const keys of [1, 50])
+  test(`patch loop (${keys} AITask${keys > 1 ? 's' : ''}): 200 patches of one namespace reconcile at most burst + qps × elapsed; another namespace's key comes next`, async (t) => {
+    const { a, bAfter, elapsedMs } = await patchLoop(t, keys, 200);
+    const bound = 20 + 5 * (elapsedMs / 1000) + 1;
+    assert.ok(a <= bound, `${a} reconciles of namespace a, over ${bound}`);
+    assert.ok(a >= 20, `${a} reconciles: the burst goes through at once`);
+    assert.ok(bAfter !== undefined && bAfter <= 2, `namespace b handed out on get ${bAfter} after its add`);
+  });
+
+test('addEvent: a key already queued or due sooner takes no token', () => {
+  let now = 0;
+  const q = new WorkQueue({ namespaceQps: 1, namespaceBurst: 1, now: () => now });
+  q.addEvent('a/x');
+  q.addEvent('a/x');
+  assert.equal(q.depth, 1);
+  now = 1000;
+  q.addEvent('a/y');
+  assert.equal(q.depth, 2, 'the duplicate took no token: one second refilled one');
+  q.shutDown();
 });

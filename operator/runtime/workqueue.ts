@@ -1,7 +1,11 @@
-// The controller's work queue with client-go semantics: keys (namespace/name) are
-// de-duplicated, a key is never handed to two workers at once (a key added while it is
-// processed is re-queued when the worker is done), delayed adds, and rate-limited retries
-// (per-key exponential backoff combined with an overall token bucket).
+// The controller's work queue with client-go semantics, fair across namespaces: keys
+// (namespace/name) are de-duplicated, a key is never handed to two workers at once (a key
+// added while it is processed is re-queued when the worker is done), delayed adds, and
+// rate-limited retries (per-key exponential backoff combined with an overall token bucket).
+// Each namespace has its own FIFO and `get` takes from the namespaces round-robin, so
+// thousands of one namespace's keys never starve another's. Adds triggered by watch events
+// (`addEvent`) go through a token bucket per namespace: over its rate a key is queued after
+// the bucket's delay instead of at once, never dropped.
 
 import { RateLimiter } from './ratelimit.ts';
 
@@ -9,25 +13,115 @@ import { RateLimiter } from './ratelimit.ts';
 export interface WorkQueueOptions {
   /** Limiter for `addRateLimited`; default `new RateLimiter()` (5 ms → 1000 s, 10 qps / burst 100). */
   readonly limiter?: RateLimiter;
+  /** Event-triggered adds per second of one namespace (`addEvent`); default 5. */
+  readonly namespaceQps?: number;
+  /** Event-triggered adds of one namespace let through at once before pacing; default 20. */
+  readonly namespaceBurst?: number;
+  /** Clock in ms for the namespace buckets (default Date.now); injectable for tests. */
+  readonly now?: () => number;
 }
 
-/** A de-duplicating, delaying, rate-limited queue of string keys. */
+/** The namespace of a `namespace/name` key ('' for a key without one). */
+export function namespaceOf(key: string): string {
+  return key.slice(0, Math.max(0, key.indexOf('/')));
+}
+
+/**
+ * Token buckets keyed by namespace: `qps` tokens a second up to `burst`. A bucket back at
+ * `burst` is dropped, so the map holds only namespaces that were recently busy.
+ */
+export class NamespaceBuckets {
+  readonly #qps: number;
+  readonly #burst: number;
+  readonly #now: () => number;
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  /** `qps` > 0 tokens a second, `burst` ≥ 1; `now` in ms (default Date.now). */
+  constructor(qps: number, burst: number, now: () => number = Date.now) {
+    if (!(qps > 0) || !(burst >= 1)) throw new Error('namespace buckets need qps > 0 and burst >= 1');
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#now = now;
+  }
+
+  /** Tokens of `namespace` now (may be negative: reserved ahead). */
+  #refill(namespace: string): { tokens: number; at: number } {
+    const now = this.#now();
+    const b = this.#buckets.get(namespace);
+    const tokens =
+      b === undefined ? this.#burst : Math.min(this.#burst, b.tokens + ((now - b.at) / 1000) * this.#qps);
+    return { tokens, at: now };
+  }
+
+  /** The wait in ms a reservation in `namespace` would get now, without taking a token. */
+  wait(namespace: string): number {
+    const { tokens } = this.#refill(namespace);
+    return tokens >= 1 ? 0 : ((1 - tokens) / this.#qps) * 1000;
+  }
+
+  /** Takes one token of `namespace` (possibly one in the future); returns the wait in ms until it is due. */
+  reserve(namespace: string): number {
+    const b = this.#refill(namespace);
+    const wait = b.tokens >= 1 ? 0 : ((1 - b.tokens) / this.#qps) * 1000;
+    b.tokens -= 1;
+    this.#buckets.set(namespace, b);
+    for (const [ns, other] of this.#buckets)
+      if (ns !== namespace && other.tokens + ((b.at - other.at) / 1000) * this.#qps >= this.#burst)
+        this.#buckets.delete(ns);
+    return wait;
+  }
+}
+
+/** A FIFO of keys with O(1) push and shift. */
+class Fifo {
+  #items: string[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(key: string): void {
+    this.#items.push(key);
+  }
+
+  shift(): string | undefined {
+    const key = this.#items[this.#head];
+    if (key === undefined) return undefined;
+    this.#head += 1;
+    if (this.#head > 64 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return key;
+  }
+}
+
+/** A de-duplicating, delaying, rate-limited queue of string keys, fair across namespaces. */
 export class WorkQueue {
-  readonly #queue: string[] = [];
+  /** Queued keys by namespace; a namespace is here only while it has keys. */
+  readonly #queues = new Map<string, Fifo>();
+  /** Namespaces with queued keys, in the order they are served next. */
+  #ring = new Fifo();
+  #depth = 0;
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   readonly #waiters: ((key: string | undefined) => void)[] = [];
   readonly #limiter: RateLimiter;
+  readonly #buckets: NamespaceBuckets;
+  readonly #now: () => number;
   #shuttingDown = false;
 
   constructor(opts: WorkQueueOptions = {}) {
     this.#limiter = opts.limiter ?? new RateLimiter();
+    this.#now = opts.now ?? Date.now;
+    this.#buckets = new NamespaceBuckets(opts.namespaceQps ?? 5, opts.namespaceBurst ?? 20, this.#now);
   }
 
   /** Keys waiting to be processed (not counting delayed or in-flight keys). */
   get depth(): number {
-    return this.#queue.length;
+    return this.#depth;
   }
 
   /** Keys being processed right now. */
@@ -45,7 +139,20 @@ export class WorkQueue {
       this.#dirty.delete(key);
       this.#processing.add(key);
       waiter(key);
-    } else this.#queue.push(key);
+    } else this.#enqueue(key);
+  }
+
+  /**
+   * Queues `key` for a watch event (a patch, a target's change): at once while its
+   * namespace's bucket has a token, else after the bucket's delay. A key already queued, or
+   * due from a delayed add no later than the bucket would allow, takes no token.
+   */
+  addEvent(key: string): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    const namespace = namespaceOf(key);
+    const pending = this.#timers.get(key);
+    if (pending !== undefined && pending.at <= this.#now() + this.#buckets.wait(namespace)) return;
+    this.addAfter(key, this.#buckets.reserve(namespace));
   }
 
   /** Queues `key` after `delayMs`; an earlier pending delay for the same key wins. */
@@ -55,7 +162,7 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const at = Date.now() + delayMs;
+    const at = this.#now() + delayMs;
     const pending = this.#timers.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
@@ -82,9 +189,12 @@ export class WorkQueue {
     return this.#limiter.retries(key);
   }
 
-  /** Waits for the next key; resolves `undefined` once the queue shuts down. Call `done(key)` after. */
+  /**
+   * Waits for the next key, taking from the namespaces with queued keys in turn; resolves
+   * `undefined` once the queue shuts down. Call `done(key)` after.
+   */
   get(): Promise<string | undefined> {
-    const key = this.#queue.shift();
+    const key = this.#dequeue();
     if (key !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
@@ -108,8 +218,35 @@ export class WorkQueue {
     this.#shuttingDown = true;
     for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
-    this.#queue.length = 0;
+    this.#queues.clear();
+    this.#ring = new Fifo();
+    this.#depth = 0;
     this.#dirty.clear();
     for (const w of this.#waiters.splice(0)) w(undefined);
+  }
+
+  #enqueue(key: string): void {
+    const namespace = namespaceOf(key);
+    let fifo = this.#queues.get(namespace);
+    if (fifo === undefined) {
+      fifo = new Fifo();
+      this.#queues.set(namespace, fifo);
+      this.#ring.push(namespace);
+    }
+    fifo.push(key);
+    this.#depth += 1;
+  }
+
+  /** The next namespace's oldest key; that namespace goes to the back of the ring if it has more. */
+  #dequeue(): string | undefined {
+    const namespace = this.#ring.shift();
+    if (namespace === undefined) return undefined;
+    const fifo = this.#queues.get(namespace);
+    const key = fifo?.shift();
+    if (fifo === undefined || key === undefined) return undefined;
+    if (fifo.size > 0) this.#ring.push(namespace);
+    else this.#queues.delete(namespace);
+    this.#depth -= 1;
+    return key;
   }
 }
