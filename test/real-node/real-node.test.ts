@@ -323,8 +323,21 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.deepEqual(actionEvents(), decisionsBefore, 'no action repeated by the new leader');
   });
 
-  it('deleting the AITask completes (finalizer run by the operator in the Pod)', () => {
+  it('cordons the real node under the shipped RBAC; deleting the AITask lifts it (finalizer run by the operator in the Pod)', async () => {
+    // Two Nodes no kubelet runs: the cordon cap counts them, so one cordon of three nodes
+    // (33 %) is within the default 34 %; never Ready, nothing is scheduled on them.
+    const placeholders = ['placeholder-0', 'placeholder-1'];
+    for (const name of placeholders)
+      kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name } }));
+    const unschedulable = (): boolean =>
+      kubectl(['get', 'node', REAL_NODE_NAME, '-o', 'jsonpath={.spec.unschedulable}']).trim() === 'true';
+    kubectl(['apply', '-f', '-'], JSON.stringify(task('CordonNode')));
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
+    await until('the real node cordoned by web-heal', () => (unschedulable() ? true : undefined));
+    exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
     kubectl(['delete', 'aitask', 'web-heal', '-n', APP_NS, '--wait=true', '--timeout=60s']);
+    assert.equal(unschedulable(), false, "the finalizer lifted web-heal's cordon");
+    kubectl(['delete', 'node', ...placeholders]);
     assert.match(
       kubectl(['get', 'aitasks', '-n', APP_NS]) + kubectl(['get', 'aitasks', '-n', APP_NS, '-o', 'name']),
       /^(No resources found.*)?$/s,
@@ -336,7 +349,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.deepEqual(machineSnapshot(), before0);
   });
 
-  function task(action: 'RestartPod' | 'ScaleUp' | 'ScaleDown'): object {
+  function task(action: 'RestartPod' | 'ScaleUp' | 'ScaleDown' | 'CordonNode'): object {
     return {
       apiVersion: 'aiops.example.com/v2',
       kind: 'AITask',
