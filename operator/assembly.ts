@@ -99,6 +99,8 @@ export interface LLMOptions {
   readonly taskCallsPerHour: number;
   readonly failureThreshold: number;
   readonly circuitCoolOffMs: number;
+  /** Longest an LLM call may take, in ms: caps each task's `llm.timeoutSeconds` (`--llm-max-timeout`). */
+  readonly maxTimeoutMs: number;
 }
 
 /** A started operator. */
@@ -251,6 +253,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     defaultQuery: o.defaultQuery,
     allowCrossNamespace: o.allowCrossNamespace,
     confineQueries: o.confineQueries,
+    llmMaxTimeoutMs: o.llm.maxTimeoutMs,
   });
   const controller = new Controller({
     queue,

@@ -15,6 +15,14 @@ import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
 import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
 import { DEFAULT_MARK_SWEEP_MS } from './mark-sweep.ts';
+import { DEFAULT_LLM_MAX_TIMEOUT_MS } from './reconcile.ts';
+
+/**
+ * Default of `--max-concurrent-reconciles`: 4, so that LLM calls (≤ --llm-max-timeout each)
+ * and Prometheus queries in flight for some tenants leave workers for the others, while
+ * staying within the operator's API rate limits and 2 cores.
+ */
+export const DEFAULT_MAX_CONCURRENT_RECONCILES = 4;
 
 function allowlist(value: string): AllowRule[] {
   try {
@@ -163,7 +171,12 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         true,
       ),
     )
-    .option('--max-concurrent-reconciles <n>', 'parallel reconciles', int(1, 1000), 1)
+    .option(
+      '--max-concurrent-reconciles <n>',
+      'parallel reconciles; the default leaves workers for other tenants while LLM calls (--llm-max-timeout) and Prometheus queries (5 s) hold some',
+      int(1, 1000),
+      DEFAULT_MAX_CONCURRENT_RECONCILES,
+    )
     .option('--rate-limit-qps <n>', 'overall retry rate (per second)', positive, 10)
     .option('--rate-limit-burst <n>', 'overall retry burst', int(1), 100)
     .option(
@@ -246,6 +259,12 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       '--llm-temperature <t>',
       'sampling temperature sent with each request (0 to 2); unset: not sent, the model uses its default',
       temperature,
+    )
+    .option(
+      '--llm-max-timeout <d>',
+      "longest an LLM call may hold a worker: caps each AITask's llm.timeoutSeconds and is the timeout of those that leave it unset",
+      duration,
+      DEFAULT_LLM_MAX_TIMEOUT_MS,
     )
     .option('--llm-calls-per-hour <n>', 'LLM calls per sliding hour, all AITasks together', int(0), 120)
     .option('--llm-task-calls-per-hour <n>', 'LLM calls per sliding hour for one AITask', int(0), 12)
@@ -347,6 +366,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
           taskCallsPerHour: num('llmTaskCallsPerHour'),
           failureThreshold: num('llmFailureThreshold'),
           circuitCoolOffMs: num('llmCircuitCooloff'),
+          maxTimeoutMs: Math.max(1, num('llmMaxTimeout')),
         },
         leaderElect: f.leaderElect === true,
         leaderElectionNamespace: str('leaderElectionNamespace') ?? DEFAULT_INSTALL.namespace,

@@ -17,7 +17,7 @@ import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
-import type { Advisor } from './llm/advisor.ts';
+import type { Advisor, LLMSpec } from './llm/advisor.ts';
 import { applyApproval } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import { mayTarget, type RemediationSlots } from './decision/caps.ts';
@@ -40,6 +40,46 @@ import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runt
 import { finalizeTask } from './finalize.ts';
 import type { PrometheusClient } from './edges/prometheus.ts';
 import { observeMetric, observeTarget } from './observe.ts';
+
+/** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
+export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
+
+/**
+ * Longest a Prometheus query holds a worker, in ms: the client's own 5 s per-query timeout
+ * (edges/prometheus.ts) plus a second, so a server that dribbles its answer byte by byte
+ * cannot keep the worker either.
+ */
+export const PROMETHEUS_DEADLINE_MS = 6_000;
+
+/** Time the LLM advisor gets past its own timeout before the worker stops waiting for it, in ms. */
+const LLM_DEADLINE_GRACE_MS = 1_000;
+
+/**
+ * `llm` with its timeout bounded by the operator's `maxMs`: the task's `timeoutSeconds` when
+ * it is lower, else (also when unset) `maxMs` in seconds.
+ */
+export function boundLLMTimeout(llm: LLMSpec, maxMs: number): LLMSpec {
+  const max = maxMs / 1000;
+  const own = llm.timeoutSeconds;
+  return own !== undefined && own <= max ? llm : { ...llm, timeoutSeconds: max };
+}
+
+/**
+ * `call`'s result, or `late()`'s once `ms` have passed without one: the worker stops waiting
+ * (the call itself ends by its own timeout; what it returns then is dropped). A call that
+ * rejects rejects here too.
+ */
+export async function withDeadline<T>(call: Promise<T>, ms: number, late: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), ms);
+  });
+  try {
+    return await Promise.race([call, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Everything reconcile reads from and writes to. */
 export interface ReconcilerDeps {
@@ -68,6 +108,12 @@ export interface ReconcilerDeps {
   readonly allowCrossNamespace: boolean;
   /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
   readonly confineQueries: boolean;
+  /**
+   * Longest an LLM call may hold a worker, in ms (`--llm-max-timeout`; default
+   * DEFAULT_LLM_MAX_TIMEOUT_MS, 10 s): a task's `llm.timeoutSeconds` above it, or unset, is
+   * this. No retries (the next reconcile asks again, within the LLM budget).
+   */
+  readonly llmMaxTimeoutMs?: number;
   /** Clock in ms (default Date.now). */
   readonly now?: () => number;
   /** Id for a new decision (default random UUID). */
@@ -164,7 +210,15 @@ export class Reconciler {
     const targetNs = task.spec.target.namespace ?? task.metadata.namespace ?? '';
     const deployment = d.deployments.get(`${targetNs}/${task.spec.target.name}`);
     const target = observeTarget(d, key, task, targetNs, deployment);
-    const metric = await observeMetric(d, task, target, targetNs);
+    const metric = await withDeadline(
+      observeMetric(d, task, target, targetNs),
+      PROMETHEUS_DEADLINE_MS,
+      () => ({
+        ok: false as const,
+        reason: 'MetricsUnavailable' as const,
+        message: `Prometheus did not answer within ${PROMETHEUS_DEADLINE_MS / 1000}s`,
+      }),
+    );
     const approval = applyApproval(task, decide(task, target, metric, now, d.defaults));
     let verdict = approval.verdict;
     let extra: EvaluationExtra =
@@ -275,7 +329,17 @@ export class Reconciler {
       const targetNs = deployment.metadata.namespace ?? '';
       const reasons = await d.events.recentReasons(targetNs, deployment.metadata.name ?? '', now);
       const ctx = adviceContext(task, act.value, act.since, deployment, reasons, now, d.defaults);
-      const advised = applyAdvice(act.plan, await d.advisor.advise(key, llm, ctx));
+      const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
+      const advice = await withDeadline(
+        d.advisor.advise(key, bounded, ctx),
+        (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS,
+        () => ({
+          kind: 'fallback' as const,
+          reason: 'LLMTimeout' as const,
+          message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
+        }),
+      );
+      const advised = applyAdvice(act.plan, advice);
       verdict = { ...act, plan: advised.plan };
       extra = { ...extra, ...advised.extra };
     }
