@@ -4,7 +4,14 @@ import fc from 'fast-check';
 import type * as v2 from '../../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
 import { DEFAULTS } from '../decision/decide.ts';
-import { chatRequest, countReasons, parseCompletion, parseUsage } from './protocol.ts';
+import {
+  chatRequest,
+  countReasons,
+  httpErrorMessage,
+  parseCompletion,
+  parseUsage,
+  sanitiseText,
+} from './protocol.ts';
 
 const ALLOWED = ['ScaleUp', 'Noop'];
 const completion = (content: unknown): string =>
@@ -78,6 +85,73 @@ test('parseCompletion: table of answers', () => {
   assert.deepEqual(ok, { ok: true, advice: { action: 'ScaleUp', confidence: 0.5, reason: 'a b c' } });
 });
 
+test('an HTTP error reaches the status as its code and a fixed reason, never the body, table', () => {
+  const hostile = [
+    '{"error":{"message":"see https://admin:hunter2@internal.example/debug?token=abc \u001b]52;c;ZXZpbA==\u0007"}}',
+    'tenant-b/secret-task failed: \u001b[2J\u001b]8;;https://evil.example\u0007click\u001b]8;;\u0007',
+    'é'.repeat(500),
+    '<html><body>502 Bad Gateway from upstream 10.0.0.7:8000</body></html>',
+  ];
+  const cases: [number, string, string][] = [
+    [
+      404,
+      '{"error":{"message":"The model `bogus` does not exist","type":"invalid_request_error","code":"model_not_found"}}',
+      'the endpoint answered HTTP 404 (Not Found, model_not_found)',
+    ],
+    [
+      429,
+      '{"error":{"message":"Rate limit reached","type":"requests","code":null}}',
+      'the endpoint answered HTTP 429 (Too Many Requests, requests)',
+    ],
+    [
+      500,
+      '{"error":{"code":"Has Spaces And Caps"}}',
+      'the endpoint answered HTTP 500 (Internal Server Error)',
+    ],
+    [503, '', 'the endpoint answered HTTP 503 (Service Unavailable)'],
+    [599, 'x', 'the endpoint answered HTTP 599 (unknown status)'],
+    ...hostile.map((body): [number, string, string] => [
+      502,
+      body,
+      'the endpoint answered HTTP 502 (Bad Gateway)',
+    ]),
+  ];
+  for (const [status, body, want] of cases) {
+    assert.equal(httpErrorMessage(status, body), want, body);
+    const got = parseCompletion(status, body, ALLOWED);
+    assert.deepEqual(got, { ok: false, reason: 'LLMHTTPError', message: want }, body);
+  }
+});
+
+test('sanitiseText: no control or bidi characters, no URL credentials, at most maxBytes of UTF-8, table', () => {
+  const cases: [string, number, string][] = [
+    ['plain', 120, 'plain'],
+    ['a\u0000b\n\tc\u007f\u0085d', 120, 'a b c d'],
+    ['\u001b[2J\u001b]52;c;ZXZpbA==\u0007x', 120, '[2J ]52;c;ZXZpbA== x'],
+    ['left\u202eright\u2066x\u2028y', 120, 'left right x y'],
+    ['see https://u:pw@llm.example.com/v1?key=sk-1 now', 120, 'see https://***@llm.example.com/v1?*** now'],
+    ['abcdef', 4, 'a…'],
+    ['ééé', 6, 'ééé'],
+    ['éééé', 6, 'é…'],
+    ['😀😀', 5, '…'],
+    ['😀😀', 2, ''],
+  ];
+  for (const [text, max, want] of cases) assert.equal(sanitiseText(text, max), want, JSON.stringify(text));
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary' }), fc.integer({ min: 0, max: 200 }), (text, max) => {
+      const out = sanitiseText(text, max);
+      assert.ok(Buffer.byteLength(out) <= max, out);
+      for (const ch of out) {
+        const c = ch.codePointAt(0) ?? 0;
+        const control = c < 0x20 || (c >= 0x7f && c <= 0x9f);
+        const bidi =
+          (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c === 0x2028 || c === 0x2029;
+        assert.ok(!control && !bidi, `U+${c.toString(16)} in ${JSON.stringify(out)}`);
+      }
+    }),
+  );
+});
+
 test('parseCompletion (property): never yields an action outside the allowed ones', () => {
   const action = fc.oneof(
     fc.constantFrom('ScaleUp', 'Noop', 'CordonNode', 'RestartPod', 'ScaleDown'),
@@ -94,7 +168,7 @@ test('parseCompletion (property): never yields an action outside the allowed one
       if (got.ok) {
         assert.ok(ALLOWED.includes(got.advice.action));
         assert.ok(got.advice.confidence >= 0 && got.advice.confidence <= 1);
-        assert.ok(got.advice.reason.length <= 200);
+        assert.ok(Buffer.byteLength(got.advice.reason) <= 200);
       }
     }),
   );

@@ -5,8 +5,13 @@
 // failure with a specific reason. The request follows the current OpenAI shape
 // (`max_completion_tokens`, no sampling parameters unless configured); when a server refuses a
 // field by name with HTTP 400 — an older server that only knows `max_tokens`, a reasoning
-// model that refuses `max_tokens` or a `temperature` — `adjustShape` says how to ask again. Pure.
+// model that refuses `max_tokens` or a `temperature` — `adjustShape` says how to ask again.
+// Text from the server that reaches a tenant's status (the model's reason, an excerpt of a bad
+// answer) is sanitised and bounded by UTF-8 bytes; an HTTP error is reported by its status and
+// a fixed reason, never by echoing its body. Pure.
 
+import { STATUS_CODES } from 'node:http';
+import { redactUrls } from '../../api/redact.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 
 /** Why the advisor gave no usable advice (the LLMAvailable condition's reason). */
@@ -47,7 +52,7 @@ export interface Advice {
   readonly action: string;
   /** 0 to 1. */
   readonly confidence: number;
-  /** The model's reason, stripped of control characters, at most 200 characters. */
+  /** The model's reason, sanitised (sanitiseText), at most 200 bytes of UTF-8. */
   readonly reason: string;
 }
 
@@ -152,12 +157,60 @@ export function adjustShape(status: number, body: string, shape: RequestShape): 
   return undefined;
 }
 
-function clean(text: string): string {
-  const stripped = Array.from(text, (ch) => {
-    const c = ch.codePointAt(0) ?? 0;
-    return c < 0x20 || (c >= 0x7f && c < 0xa0) ? ' ' : ch;
-  }).join('');
-  return stripped.replace(/\s+/g, ' ').trim().slice(0, 200);
+/** True for a control character (C0, DEL, C1), a Unicode bidi control or a line/paragraph separator. */
+function unsafe(codePoint: number): boolean {
+  return (
+    codePoint < 0x20 ||
+    (codePoint >= 0x7f && codePoint <= 0x9f) ||
+    codePoint === 0x2028 ||
+    codePoint === 0x2029 ||
+    (codePoint >= 0x202a && codePoint <= 0x202e) ||
+    (codePoint >= 0x2066 && codePoint <= 0x2069)
+  );
+}
+
+/**
+ * `text` as it may appear in a status, Event or log: control and bidi characters as spaces,
+ * whitespace runs as one space, every URL's credentials, query and fragment redacted
+ * (redactUrls), and cut to at most `maxBytes` bytes of UTF-8 at a character boundary (with
+ * `…` when cut, counted in the bound).
+ */
+export function sanitiseText(text: string, maxBytes: number): string {
+  const visible = Array.from(text, (ch) => (unsafe(ch.codePointAt(0) ?? 0) ? ' ' : ch)).join('');
+  const flat = redactUrls(visible.replace(/\s+/g, ' ').trim());
+  const encoder = new TextEncoder();
+  if (encoder.encode(flat).length <= maxBytes) return flat;
+  const ellipsis = '…';
+  let out = '';
+  let bytes = encoder.encode(ellipsis).length;
+  for (const ch of flat) {
+    const n = encoder.encode(ch).length;
+    if (bytes + n > maxBytes) break;
+    out += ch;
+    bytes += n;
+  }
+  return bytes > maxBytes ? '' : out + ellipsis;
+}
+
+/** An OpenAI-style error `code` or `type` (`model_not_found`): a lower-case identifier, else undefined. */
+function errorCode(body: string): string | undefined {
+  try {
+    const doc = JSON.parse(body) as { error?: { code?: unknown; type?: unknown } } | null;
+    const code = doc?.error?.code ?? doc?.error?.type;
+    return typeof code === 'string' && /^[a-z][a-z0-9_]{0,39}$/.test(code) ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The message for an answer with HTTP `status`: the status, its standard phrase and the error
+ * code when the body carries a plain one — never the body's text, which the status of any
+ * tenant's AITask would otherwise echo.
+ */
+export function httpErrorMessage(status: number, body: string): string {
+  const code = errorCode(body);
+  return `the endpoint answered HTTP ${status} (${STATUS_CODES[status] ?? 'unknown status'}${code !== undefined ? `, ${code}` : ''})`;
 }
 
 function invalid(message: string): ParsedAnswer {
@@ -174,7 +227,7 @@ export function parseCompletion(httpStatus: number, body: string, allowed: reado
     return {
       ok: false,
       reason: 'LLMHTTPError',
-      message: `the endpoint answered HTTP ${httpStatus}${body ? `: ${clean(body).slice(0, 120)}` : ''}`,
+      message: httpErrorMessage(httpStatus, body),
     };
   let doc: unknown;
   try {
@@ -191,7 +244,7 @@ export function parseCompletion(httpStatus: number, body: string, allowed: reado
   try {
     answer = JSON.parse(content);
   } catch {
-    return invalid(`the answer is not a JSON object: "${clean(content).slice(0, 80)}"`);
+    return invalid(`the answer is not a JSON object: "${sanitiseText(content, 80)}"`);
   }
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
     return invalid('the answer is not a JSON object');
@@ -204,12 +257,12 @@ export function parseCompletion(httpStatus: number, body: string, allowed: reado
     return {
       ok: false,
       reason: 'LLMActionNotAllowed',
-      message: `the LLM chose "${clean(action).slice(0, 40)}", which is not one of ${allowed.join(', ')}`,
+      message: `the LLM chose "${sanitiseText(action, 40)}", which is not one of ${allowed.join(', ')}`,
     };
   if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))
     return invalid('confidence is not a number from 0 to 1');
   if (typeof reason !== 'string') return invalid('reason is not a string');
-  return { ok: true, advice: { action, confidence, reason: clean(reason) } };
+  return { ok: true, advice: { action, confidence, reason: sanitiseText(reason, 200) } };
 }
 
 /** Token counts a chat-completions response reports in `usage`; each absent when not reported. */
