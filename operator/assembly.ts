@@ -97,6 +97,7 @@ export interface LLMOptions {
   readonly temperature?: number;
   readonly callsPerHour: number;
   readonly taskCallsPerHour: number;
+  readonly namespaceCallsPerHour: number;
   readonly failureThreshold: number;
   readonly circuitCoolOffMs: number;
   /** Longest an LLM call may take, in ms: caps each task's `llm.timeoutSeconds` (`--llm-max-timeout`). */
@@ -234,7 +235,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     actions,
     advisor: new Advisor({
       allowlist: o.llm.allowlist,
-      budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour),
+      budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour, o.llm.namespaceCallsPerHour),
       breaker: new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs),
       ...(o.llm.apiKeyEnv !== undefined ? { apiKeyEnv: o.llm.apiKeyEnv } : {}),
       ...(o.llm.maxCompletionTokens !== undefined ? { maxCompletionTokens: o.llm.maxCompletionTokens } : {}),

@@ -140,6 +140,11 @@ export function duration(value: string): number {
   return Math.round(Number(m[1]) * factor);
 }
 
+/** `--llm-namespace-calls-per-hour` when unset: a quarter of the operator-wide `callsPerHour`, at least 1 (0 when it is 0). */
+export function defaultNamespaceCallsPerHour(callsPerHour: number): number {
+  return callsPerHour === 0 ? 0 : Math.max(1, Math.floor(callsPerHour / 4));
+}
+
 /** The env var the API key is read from unless --llm-api-key-env names another. */
 export const LLM_API_KEY_ENV = 'AIOPS_LLM_API_KEY';
 
@@ -238,7 +243,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     )
     .option(
       '--llm-endpoint-allowlist <list>',
-      'comma-separated URL prefixes or host patterns (llm.example.com, *.example.com, 10.0.0.5:8000) the LLM advisor may call; empty: none',
+      'comma-separated endpoints the LLM advisor may call: URL prefixes (http://vllm.ai.svc:8000/v1/: that scheme, host, port (the default of the scheme when none is written) and paths under it) or host patterns (llm.example.com, *.example.com, 10.0.0.5:8443: https only, that port or 443, any path); empty: none',
       allowlist,
       [],
     )
@@ -269,8 +274,13 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--llm-calls-per-hour <n>', 'LLM calls per sliding hour, all AITasks together', int(0), 120)
     .option('--llm-task-calls-per-hour <n>', 'LLM calls per sliding hour for one AITask', int(0), 12)
     .option(
+      '--llm-namespace-calls-per-hour <n>',
+      'LLM calls per sliding hour for all AITasks of one namespace together, so one tenant cannot use up --llm-calls-per-hour (default: a quarter of it, at least 1)',
+      int(0),
+    )
+    .option(
       '--llm-failure-threshold <n>',
-      'consecutive failed LLM calls to one endpoint that open its circuit breaker',
+      'consecutive failed LLM calls of one model to one endpoint that open the circuit breaker of that endpoint and model',
       int(1, 1000),
       3,
     )
@@ -364,6 +374,10 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
           ...(typeof f.llmTemperature === 'number' ? { temperature: f.llmTemperature } : {}),
           callsPerHour: num('llmCallsPerHour'),
           taskCallsPerHour: num('llmTaskCallsPerHour'),
+          namespaceCallsPerHour:
+            typeof f.llmNamespaceCallsPerHour === 'number'
+              ? f.llmNamespaceCallsPerHour
+              : defaultNamespaceCallsPerHour(num('llmCallsPerHour')),
           failureThreshold: num('llmFailureThreshold'),
           circuitCoolOffMs: num('llmCircuitCooloff'),
           maxTimeoutMs: Math.max(1, num('llmMaxTimeout')),

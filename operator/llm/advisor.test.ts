@@ -4,13 +4,15 @@
 // request, which is how "never contacted" and "no Secret in any body" are shown.
 
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { freshNamespace } from '../../test/support/cluster.ts';
 import { countTokens, startLLMServer, type LLMReply, type LLMServer } from '../../test/support/llm-server.ts';
-import { eventually } from '../../test/support/operator.ts';
+import { eventually, startOperatorProcess } from '../../test/support/operator.ts';
 import {
   aitask,
   clients,
@@ -45,6 +47,77 @@ async function server(reply: LLMReply): Promise<LLMServer> {
 const answer = (action: string, reason = 'the metric is high'): LLMReply => ({
   json: { action, confidence: 0.8, reason },
 });
+
+/** Requests a model-routing server received, by model. */
+type ModelRequests = Map<string, number>;
+
+/**
+ * A chat-completions server that knows `known` only, as OpenAI does: any other model gets
+ * 404 model_not_found, with an error text carrying escape sequences and a URL with
+ * credentials (which must never reach a status); the known one answers ScaleUp advice.
+ */
+async function modelServer(
+  known: string,
+): Promise<{ endpoint: string; requests: ModelRequests; close: () => Promise<void> }> {
+  const requests: ModelRequests = new Map();
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const model = String((JSON.parse(body) as { model?: unknown }).model);
+      requests.set(model, (requests.get(model) ?? 0) + 1);
+      const [status, doc] =
+        model === known
+          ? [
+              200,
+              {
+                id: 'chatcmpl-fair',
+                object: 'chat.completion',
+                model,
+                choices: [
+                  {
+                    index: 0,
+                    message: {
+                      role: 'assistant',
+                      content: JSON.stringify({
+                        action: 'ScaleUp',
+                        confidence: 0.9,
+                        reason: 'tenant B load',
+                      }),
+                    },
+                    finish_reason: 'stop',
+                  },
+                ],
+              },
+            ]
+          : [
+              404,
+              {
+                error: {
+                  message: `The model ${model} does not exist \u001b]52;c;ZXZpbA==\u0007 see https://admin:hunter2@llm.internal/debug`,
+                  type: 'invalid_request_error',
+                  param: null,
+                  code: 'model_not_found',
+                },
+              },
+            ];
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(doc));
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}/v1/chat/completions`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  };
+}
 
 function llmTask(name: string, series: string, endpoint: string, timeoutSeconds?: number): v2.AITask {
   return aitask(
@@ -97,6 +170,7 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
         },
       ],
     };
+    const allowlist: string[] = [];
     for (const [name, s] of Object.entries(scenarios)) {
       // `insecure`: plain http to a host that is not loopback, with a key configured: never contacted.
       const endpoint =
@@ -105,6 +179,8 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
           : name === 'insecure'
             ? s.endpoint.replace('127.0.0.1', 'llm.insecure.test')
             : s.endpoint;
+      // Each entry binds the scheme, host and port of its server; `notAllowed` has none.
+      if (name !== 'notAllowed') allowlist.push(new URL(endpoint).origin);
       await c.deployments.create(ns, deployment(name.toLowerCase(), 2, pod));
       await metrics.set(`${ns}-${name}`, 5);
       await c.tasks.create(
@@ -114,7 +190,7 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     }
     // Seven of these tasks remediate at once in one namespace, more than its default share.
     const op = await operatorFor(ns, metrics.prometheus.url, t, [
-      '--llm-endpoint-allowlist=127.0.0.1,llm.insecure.test',
+      `--llm-endpoint-allowlist=${allowlist.join(',')}`,
       '--llm-api-key-env=AIOPS_TEST_LLM_KEY',
       '--llm-task-calls-per-hour=2',
       '--max-concurrent-remediations-per-namespace=0',
@@ -252,7 +328,7 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     await metrics.set(ns, 5);
     await c.tasks.create(ns, llmTask('web', ns, vllm.endpoint));
     await operatorFor(ns, metrics.prometheus.url, t, [], {
-      AIOPS_LLM_ENDPOINT_ALLOWLIST: '127.0.0.1',
+      AIOPS_LLM_ENDPOINT_ALLOWLIST: new URL(vllm.endpoint).origin,
       AIOPS_LLM_MAX_COMPLETION_TOKENS: '150',
       AIOPS_LLM_TEMPERATURE: '0',
     });
@@ -289,7 +365,7 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     };
     await c.tasks.create(ns, spec);
     await operatorFor(ns, metrics.prometheus.url, t, [
-      '--llm-endpoint-allowlist=127.0.0.1',
+      `--llm-endpoint-allowlist=${new URL(failing.endpoint).origin}`,
       '--llm-failure-threshold=2',
       '--llm-circuit-cooloff=10m',
     ]);
@@ -311,5 +387,75 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     await eventually('the LLMCircuitOpen Event', async () =>
       (await taskEvents(ns, 'web')).some((e) => e.reason === 'LLMCircuitOpen') ? true : undefined,
     );
+  });
+  test("fairness: tenant A's unknown model opens the breaker for A's model only; tenant B's advice on the same endpoint still arrives", async (t) => {
+    const c = await clients();
+    const nsA = await freshNamespace('llm-fair-a', (fn) => t.after(fn));
+    const nsB = await freshNamespace('llm-fair-b', (fn) => t.after(fn));
+    const llm = await modelServer('test-model');
+    t.after(llm.close);
+    const selector = `aiops-test/llm-fair=${nsA}`;
+    const task = (ns: string, model: string): v2.AITask => {
+      const o = llmTask('web', ns, llm.endpoint);
+      o.metadata.labels = { 'aiops-test/llm-fair': nsA };
+      // Room to act at every evaluation, so the LLM is asked each time.
+      o.spec.remediation = {
+        action: 'ScaleUp',
+        scale: { maxReplicas: 10 },
+        cooldownSeconds: 0,
+        maxAttempts: 10,
+      };
+      if (o.spec.decision?.llm !== undefined) o.spec.decision.llm.model = model;
+      return o;
+    };
+    const llmCond = async (ns: string) =>
+      findCondition((await c.tasks.get(ns, 'web')).status?.conditions, 'LLMAvailable');
+    for (const ns of [nsA, nsB]) {
+      await c.deployments.create(ns, deployment('web', 1));
+      await metrics.set(ns, 5);
+    }
+    await c.tasks.create(nsA, task(nsA, 'bogus-model'));
+    // Both namespaces are watched (selected by label), as one operator serves every tenant.
+    const op = await startOperatorProcess(
+      [
+        `--watch-label-selector=${selector}`,
+        `--prometheus-url=${metrics.prometheus.url}`,
+        `--llm-endpoint-allowlist=${new URL(llm.endpoint).origin}/v1/`,
+        '--llm-failure-threshold=2',
+        '--llm-circuit-cooloff=10m',
+      ],
+      {},
+    );
+    t.after(() => op.stop());
+    await eventually(
+      "A's breaker open",
+      async () => ((await llmCond(nsA))?.reason === 'LLMCircuitOpen' ? true : undefined),
+      90_000,
+    );
+    assert.equal(llm.requests.get('bogus-model'), 2, "exactly A's two failing calls went out");
+    const notes = (await taskEvents(nsA, 'web'))
+      .filter((e) => e.reason === 'LLMHTTPError')
+      .map((e) => e.note);
+    assert.ok(notes.length >= 1, 'the HTTP error was reported');
+    for (const note of notes)
+      assert.equal(
+        note,
+        'the endpoint answered HTTP 404 (Not Found, model_not_found); the rules decide',
+        'a fixed reason and the status, not the error body',
+      );
+
+    await c.tasks.create(nsB, task(nsB, 'test-model'));
+    const b = await eventually(
+      "B's advice",
+      async () => {
+        const o = await c.tasks.get(nsB, 'web');
+        return findCondition(o.status?.conditions, 'LLMAvailable')?.reason === 'LLMAdvice' ? o : undefined;
+      },
+      60_000,
+    );
+    assert.match(findCondition(b.status?.conditions, 'LLMAvailable')?.message ?? '', /tenant B load/);
+    assert.ok((llm.requests.get('test-model') ?? 0) >= 1);
+    assert.equal((await llmCond(nsA))?.reason, 'LLMCircuitOpen', "A's model stays suspended");
+    assert.equal(llm.requests.get('bogus-model'), 2, 'and is not called again');
   });
 });

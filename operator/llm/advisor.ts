@@ -1,5 +1,5 @@
-// The LLM advisor's I/O edge: checks the allow-list, circuit breaker and call budget
-// (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
+// The LLM advisor's I/O edge: checks the allow-list, the circuit breaker of the endpoint and
+// model, and the call budget of the AITask, its namespace and the operator (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
 // timeout and without following redirects (with the API key as a Bearer token when one is
 // configured, with no Authorization header otherwise: local vLLM and Ollama servers need
 // none; a key never goes over plain http except to loopback), and reads at most
@@ -13,6 +13,7 @@
 import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBounded } from '../runtime/bounded-body.ts';
 import {
+  breakerKey,
   DEFAULT_MAX_ENDPOINTS,
   endpointAllowed,
   keyTransportRefusal,
@@ -51,7 +52,9 @@ export type AdviceResult =
 export interface AdvisorOptions {
   /** Endpoints that may be contacted (`--llm-endpoint-allowlist`); empty: none. */
   readonly allowlist: readonly AllowRule[];
+  /** Calls per hour; taken with the AITask's key `namespace/name`. */
   readonly budget: CallBudget;
+  /** Keyed by endpoint and model (breakerKey). */
   readonly breaker: CircuitBreaker;
   /**
    * Name of the operator's env var holding the API key (`--llm-api-key-env`), read at each
@@ -78,6 +81,8 @@ export interface AdvisorOptions {
   /** Environment the key is read from (default process.env). */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
+
+const BUDGET_NAMES = { task: 'per-AITask', namespace: 'per-namespace', global: 'operator-wide' } as const;
 
 /** Asks an LLM for advice within the operator's limits. */
 export class Advisor {
@@ -117,21 +122,22 @@ export class Advisor {
     const apiKey = configured === undefined || configured === '' ? undefined : configured;
     const insecure = apiKey !== undefined ? keyTransportRefusal(endpoint) : undefined;
     if (insecure !== undefined) return fallback('LLMInsecureEndpoint', insecure);
-    const gate = o.breaker.allow(endpoint, now);
+    const model = llm.model ?? o.defaultModel;
+    const circuit = breakerKey(endpoint, model);
+    const gate = o.breaker.allow(circuit, now);
     if (!gate.ok)
       return fallback(
         'LLMCircuitOpen',
-        `calls to ${endpoint} are suspended after repeated failures until ${new Date(gate.retryAt).toISOString()}`,
+        `calls of model ${JSON.stringify(model)} to ${endpoint} are suspended after repeated failures until ${new Date(gate.retryAt).toISOString()}`,
       );
     const refused = o.budget.take(key, now);
     if (refused)
       return fallback(
         'LLMBudgetExhausted',
-        `the ${refused.scope === 'task' ? 'per-AITask' : 'operator-wide'} LLM call budget is used up until ${new Date(refused.retryAt).toISOString()}`,
+        `the ${BUDGET_NAMES[refused.scope]} LLM call budget is used up until ${new Date(refused.retryAt).toISOString()}`,
       );
     const timeoutMs =
       llm.timeoutSeconds !== undefined ? llm.timeoutSeconds * 1000 : (o.defaultTimeoutMs ?? 10_000);
-    const model = llm.model ?? o.defaultModel;
     const started = performance.now();
     const answer = await this.#call(endpoint, apiKey, model, ctx, timeoutMs);
     const call: v2.DecisionLLMCall = {
@@ -140,8 +146,8 @@ export class Advisor {
       ...(answer.kind === 'done' ? parseUsage(answer.text) : {}),
     };
     const result = answer.kind === 'failed' ? { ...answer.failure, call } : read(answer, ctx, call);
-    if (result.kind === 'advice') o.breaker.success(endpoint);
-    else o.breaker.failure(endpoint, (o.now ?? Date.now)());
+    if (result.kind === 'advice') o.breaker.success(circuit);
+    else o.breaker.failure(circuit, (o.now ?? Date.now)());
     return result;
   }
 

@@ -15,13 +15,17 @@ const CTX = ADVICE_CONTEXT;
 
 const servers = llmServers();
 after(() => servers.closeAll());
-const server = servers.start;
+/** Allow-list entries binding each started server's port, on 127.0.0.1, localhost and a host that is not loopback. */
+const allowed: string[] = [];
+const server: typeof servers.start = async (...args) => {
+  const s = await servers.start(...args);
+  const { port } = new URL(s.endpoint);
+  for (const host of ['127.0.0.1', 'localhost', 'llm.insecure.test']) allowed.push(`http://${host}:${port}/`);
+  return s;
+};
 
 const advisor = (extra: Partial<AdvisorOptions> = {}): Advisor =>
-  testAdvisor(
-    { allowlist: '127.0.0.1,localhost,llm.insecure.test', defaultModel: 'default-model', key: KEY },
-    extra,
-  );
+  testAdvisor({ allowlist: allowed.join(','), defaultModel: 'default-model', key: KEY }, extra);
 
 const reasonOf = (r: AdviceResult): string => (r.kind === 'advice' ? 'advice' : r.reason);
 const messageOf = (r: AdviceResult): string => (r.kind === 'advice' ? '' : r.message);

@@ -1,27 +1,37 @@
 // The limits around the LLM advisor, decided before any byte leaves the operator: which
-// endpoints may ever be contacted (`--llm-endpoint-allowlist`), how many calls an hour are
-// allowed (per AITask and overall), whether an API key may travel to an endpoint (never
-// over plain http except to loopback), and a circuit breaker per endpoint that stops calling
-// after repeated failures, kept for a bounded number of endpoints. Pure state machines; the
-// clock is a parameter.
+// endpoints may ever be contacted (`--llm-endpoint-allowlist`: each entry binds scheme, host,
+// port and path prefix), how many calls an hour are allowed (per AITask, per namespace and
+// overall), whether an API key may travel to an endpoint (never over plain http except to
+// loopback), and a circuit breaker per endpoint and model that stops calling after repeated
+// failures, kept for a bounded number of pairs. Pure state machines; the clock is a parameter.
 
-/** One entry of the allow-list: a URL prefix, or a host pattern (any http(s) URL on that host). */
-export type AllowRule =
-  | { readonly kind: 'prefix'; readonly protocol: string; readonly host: string; readonly path: string }
-  | {
-      readonly kind: 'host';
-      readonly hostname: string;
-      readonly wildcard: boolean;
-      readonly port: string | undefined;
-    };
+/**
+ * One entry of the allow-list, normalised: an endpoint is allowed when its scheme, host and
+ * port are these (`port` '' is the scheme's default) and its path is `path` or under it. A
+ * wildcard entry matches hosts ending in `.host` (not `host` itself).
+ */
+export interface AllowRule {
+  /** `http:` or `https:`. */
+  readonly protocol: string;
+  /** Lower-case ASCII (punycode) host name or IP address, as WHATWG URL canonicalises it. */
+  readonly host: string;
+  readonly wildcard: boolean;
+  /** Port as a URL reports it: '' for the scheme's default (80, 443). */
+  readonly port: string;
+  /** Path prefix, at a segment boundary ('/': any path). */
+  readonly path: string;
+}
 
 const HOST_PATTERN = /^(\*\.)?([a-z0-9]([a-z0-9.-]*[a-z0-9])?)(?::(\d{1,5}))?$/;
 
 /**
  * Parses `--llm-endpoint-allowlist`: comma-separated entries, each either a URL prefix
- * (`https://llm.example.com/v1/`: same scheme, host and port, path under the prefix's path)
- * or a host pattern (`llm.example.com`, `*.example.com`, `127.0.0.1:8080`; no port means
- * any port; http and https). Empty text allows nothing. Throws on a malformed entry.
+ * (`https://llm.example.com/v1/`, `http://vllm.ai.svc:8000/`: that scheme, host and port — the
+ * scheme's default port when none is written — and paths under the prefix's path) or a host
+ * pattern (`llm.example.com`, `*.example.com`, `10.0.0.5:8443`: https only, on the given port or
+ * 443, any path). Hosts compare as WHATWG URL canonicalises them (lower case, punycode, IPv4 in
+ * dotted form); a trailing dot makes a different host. Empty text allows nothing. Throws on a
+ * malformed entry.
  */
 export function parseAllowlist(text: string): AllowRule[] {
   const rules: AllowRule[] = [];
@@ -39,15 +49,28 @@ export function parseAllowlist(text: string): AllowRule[] {
         throw new Error(`allow-list entry "${entry}" must be http(s)`);
       if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
         throw new Error(`allow-list entry "${entry}" must not carry credentials, a query or a fragment`);
-      rules.push({ kind: 'prefix', protocol: url.protocol, host: url.host, path: url.pathname });
+      rules.push({
+        protocol: url.protocol,
+        host: url.hostname,
+        wildcard: false,
+        port: url.port,
+        path: url.pathname,
+      });
       continue;
     }
     const m = HOST_PATTERN.exec(entry.toLowerCase());
     if (!m || (m[4] !== undefined && Number(m[4]) > 65535))
       throw new Error(
-        `allow-list entry "${entry}" is neither an http(s) URL prefix nor a host pattern like llm.example.com, *.example.com or 127.0.0.1:8080`,
+        `allow-list entry "${entry}" is neither an http(s) URL prefix nor a host pattern like llm.example.com, *.example.com or 10.0.0.5:8443`,
       );
-    rules.push({ kind: 'host', hostname: m[2] ?? '', wildcard: m[1] !== undefined, port: m[4] });
+    const url = new URL(`https://${m[2] ?? ''}${m[4] !== undefined ? `:${m[4]}` : ''}/`);
+    rules.push({
+      protocol: 'https:',
+      host: url.hostname,
+      wildcard: m[1] !== undefined,
+      port: url.port,
+      path: '/',
+    });
   }
   return rules;
 }
@@ -57,7 +80,12 @@ function pathUnder(path: string, prefix: string): boolean {
   return path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
 }
 
-/** True when `endpoint` is an http(s) URL without credentials that some rule allows. */
+/**
+ * True when `endpoint` is an http(s) URL without credentials that some rule allows: same
+ * scheme, host (or a subdomain, for a wildcard), port (the scheme's default when none is
+ * written, on either side) and a path under the rule's. A path with an encoded slash or
+ * backslash (`%2F`, `%5C`) is refused: a server may decode it into a path outside the prefix.
+ */
 export function endpointAllowed(endpoint: string, rules: readonly AllowRule[]): boolean {
   let url: URL;
   try {
@@ -67,13 +95,10 @@ export function endpointAllowed(endpoint: string, rules: readonly AllowRule[]): 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
   if (url.username !== '' || url.password !== '') return false;
+  if (/%2f|%5c/i.test(url.pathname)) return false;
   return rules.some((r) => {
-    if (r.kind === 'prefix')
-      return r.protocol === url.protocol && r.host === url.host && pathUnder(url.pathname, r.path);
-    const host = url.hostname.toLowerCase();
-    const hostOk = r.wildcard ? host.endsWith(`.${r.hostname}`) : host === r.hostname;
-    const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
-    return hostOk && (r.port === undefined || r.port === port);
+    const hostOk = r.wildcard ? url.hostname.endsWith(`.${r.host}`) : url.hostname === r.host;
+    return hostOk && r.protocol === url.protocol && r.port === url.port && pathUnder(url.pathname, r.path);
   });
 }
 
@@ -140,8 +165,8 @@ export class LruMap<K, V> {
 }
 
 /**
- * Endpoints the circuit breaker (and the advisor's per-endpoint request shapes) remember at
- * most: 1,000. Allow-list rules may match unboundedly many URLs, and AITask specs name them,
+ * Endpoint and model pairs the circuit breaker (and endpoints the advisor's request shapes)
+ * remember at most: 1,000. Allow-list rules may match unboundedly many URLs, and AITask specs name them,
  * so without a bound a tenant could grow the operator's memory by naming new ones.
  */
 export const DEFAULT_MAX_ENDPOINTS = 1000;
@@ -150,42 +175,87 @@ const HOUR_MS = 3_600_000;
 
 /** Refusal of the call budget: which limit, and when a call is allowed again (ms since the epoch). */
 export interface BudgetRefusal {
-  readonly scope: 'task' | 'global';
+  readonly scope: 'task' | 'namespace' | 'global';
   readonly retryAt: number;
 }
 
-/** Calls per sliding hour, per AITask and overall. A call that is refused does not count. */
+/** The namespace of an AITask key `namespace/name` ('' for a key without a slash). */
+function namespaceOf(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+/**
+ * Calls per sliding hour, per AITask, per namespace (all its AITasks together, so one tenant
+ * cannot spend the whole operator-wide budget) and overall. A call that is refused does not
+ * count. Only namespaces with a call in the last hour are kept.
+ */
 export class CallBudget {
   readonly #perTask: number;
+  readonly #perNamespace: number;
   readonly #global: number;
   readonly #tasks = new Map<string, number[]>();
+  readonly #namespaces = new Map<string, number[]>();
   #all: number[] = [];
 
-  /** `perTask` and `global` calls per hour (0 refuses every call). */
-  constructor(perTask: number, global: number) {
+  /**
+   * `perTask`, `global` and `perNamespace` calls per hour (0 refuses every call); `perNamespace`
+   * defaults to `global` (no share below the operator-wide limit).
+   */
+  constructor(perTask: number, global: number, perNamespace: number = global) {
     this.#perTask = perTask;
+    this.#perNamespace = perNamespace;
     this.#global = global;
   }
 
-  /** Takes one call for `key` at `now`, or says which limit refuses it. */
+  /**
+   * Takes one call for the AITask `key` (`namespace/name`) at `now`, or says which limit
+   * refuses it (checked in the order task, global, namespace).
+   */
   take(key: string, now: number): BudgetRefusal | undefined {
     const recent = (list: readonly number[]): number[] => list.filter((t) => t > now - HOUR_MS);
+    const full = (list: readonly number[], limit: number): number | undefined =>
+      list.length >= limit ? (list[list.length - limit] ?? now) + HOUR_MS : undefined;
     this.#all = recent(this.#all);
+    for (const [ns, list] of this.#namespaces) {
+      const kept = recent(list);
+      if (kept.length === 0) this.#namespaces.delete(ns);
+      else this.#namespaces.set(ns, kept);
+    }
     const mine = recent(this.#tasks.get(key) ?? []);
     this.#tasks.set(key, mine);
-    if (mine.length >= this.#perTask)
-      return { scope: 'task', retryAt: (mine[mine.length - this.#perTask] ?? now) + HOUR_MS };
-    if (this.#all.length >= this.#global)
-      return { scope: 'global', retryAt: (this.#all[this.#all.length - this.#global] ?? now) + HOUR_MS };
+    const namespace = namespaceOf(key);
+    const ours = this.#namespaces.get(namespace) ?? [];
+    const task = full(mine, this.#perTask);
+    if (task !== undefined) return { scope: 'task', retryAt: task };
+    const global = full(this.#all, this.#global);
+    if (global !== undefined) return { scope: 'global', retryAt: global };
+    const shared = full(ours, this.#perNamespace);
+    if (shared !== undefined) return { scope: 'namespace', retryAt: shared };
     mine.push(now);
+    ours.push(now);
+    this.#namespaces.set(namespace, ours);
     this.#all.push(now);
     return undefined;
   }
 
-  /** Drops what is kept for `key` (the AITask is gone). */
+  /** Namespaces whose calls of the last hour are kept (at most one per call in the window). */
+  get namespaces(): number {
+    return this.#namespaces.size;
+  }
+
+  /** Drops what is kept for `key` (the AITask is gone); its calls still count for its namespace. */
   forget(key: string): void {
     this.#tasks.delete(key);
   }
+}
+
+/**
+ * The circuit breaker's key for calls of `model` to `endpoint`: both, so failures caused by
+ * one model name (unknown to the server, say) suspend that model there and nothing else.
+ */
+export function breakerKey(endpoint: string, model: string): string {
+  return JSON.stringify([endpoint, model]);
 }
 
 type BreakerState =
@@ -194,55 +264,54 @@ type BreakerState =
   | { readonly kind: 'halfOpen' };
 
 /**
- * A circuit breaker per endpoint: `threshold` consecutive failures open it for `coolOffMs`;
- * then one trial call is let through (half-open) — success closes it, failure opens it again.
- * The state of at most `maxEndpoints` endpoints is kept (default DEFAULT_MAX_ENDPOINTS), least
- * recently used dropped first; a dropped endpoint starts closed again, as if never called.
+ * A circuit breaker per key (the advisor keys it by endpoint and model, breakerKey, so a model
+ * one tenant names wrongly opens it for that model only): `threshold` consecutive failures open
+ * it for `coolOffMs`; then one trial call is let through (half-open) — success closes it,
+ * failure opens it again. The state of at most `maxEndpoints` keys is kept (default
+ * DEFAULT_MAX_ENDPOINTS), least recently used dropped first; a dropped key starts closed
+ * again, as if never called.
  */
 export class CircuitBreaker {
   readonly #threshold: number;
   readonly #coolOffMs: number;
   readonly #state: LruMap<string, BreakerState>;
 
-  /** `threshold` failures in a row open it for `coolOffMs` ms; state kept for `maxEndpoints`. */
+  /** `threshold` failures in a row open it for `coolOffMs` ms; state kept for `maxEndpoints` keys. */
   constructor(threshold: number, coolOffMs: number, maxEndpoints: number = DEFAULT_MAX_ENDPOINTS) {
     this.#threshold = threshold;
     this.#coolOffMs = coolOffMs;
     this.#state = new LruMap(maxEndpoints);
   }
 
-  /** Endpoints whose state is kept (at most the `maxEndpoints` bound). */
+  /** Keys whose state is kept (at most the `maxEndpoints` bound). */
   get size(): number {
     return this.#state.size;
   }
 
-  /** Whether a call to `endpoint` may go out at `now`; when refused, when it may again. */
-  allow(
-    endpoint: string,
-    now: number,
-  ): { readonly ok: true } | { readonly ok: false; readonly retryAt: number } {
-    const s = this.#state.get(endpoint) ?? { kind: 'closed', failures: 0 };
+  /** Whether a call under `key` may go out at `now`; when refused, when it may again. */
+  allow(key: string, now: number): { readonly ok: true } | { readonly ok: false; readonly retryAt: number } {
+    const s = this.#state.get(key) ?? { kind: 'closed', failures: 0 };
     if (s.kind === 'closed') return { ok: true };
     if (s.kind === 'halfOpen') return { ok: false, retryAt: now + this.#coolOffMs };
     if (now < s.until) return { ok: false, retryAt: s.until };
-    this.#state.set(endpoint, { kind: 'halfOpen' });
+    this.#state.set(key, { kind: 'halfOpen' });
     return { ok: true };
   }
 
   /** Records a good answer: the breaker closes. */
-  success(endpoint: string): void {
-    this.#state.set(endpoint, { kind: 'closed', failures: 0 });
+  success(key: string): void {
+    this.#state.set(key, { kind: 'closed', failures: 0 });
   }
 
   /** Records a failed call at `now`; returns true when the breaker is open afterwards. */
-  failure(endpoint: string, now: number): boolean {
-    const s = this.#state.get(endpoint) ?? { kind: 'closed', failures: 0 };
+  failure(key: string, now: number): boolean {
+    const s = this.#state.get(key) ?? { kind: 'closed', failures: 0 };
     const failures = s.kind === 'closed' ? s.failures + 1 : this.#threshold;
     if (failures >= this.#threshold) {
-      this.#state.set(endpoint, { kind: 'open', until: now + this.#coolOffMs });
+      this.#state.set(key, { kind: 'open', until: now + this.#coolOffMs });
       return true;
     }
-    this.#state.set(endpoint, { kind: 'closed', failures });
+    this.#state.set(key, { kind: 'closed', failures });
     return false;
   }
 }

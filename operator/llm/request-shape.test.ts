@@ -14,10 +14,16 @@ const CTX = ADVICE_CONTEXT;
 
 const servers = llmServers();
 after(() => servers.closeAll());
-const server = (opts: LLMServerOptions): Promise<LLMServer> => servers.start({ json: ADVICE }, opts);
+/** Allow-list entries binding each started server's scheme, host and port. */
+const allowed: string[] = [];
+const server = async (opts: LLMServerOptions): Promise<LLMServer> => {
+  const s = await servers.start({ json: ADVICE }, opts);
+  allowed.push(new URL(s.endpoint).origin);
+  return s;
+};
 
 const advisor = (extra: Partial<AdvisorOptions> = {}): Advisor =>
-  testAdvisor({ allowlist: '127.0.0.1', defaultModel: 'test-model', key: KEY }, extra);
+  testAdvisor({ allowlist: allowed.join(','), defaultModel: 'test-model', key: KEY }, extra);
 
 const body = (s: LLMServer, i: number): Record<string, unknown> =>
   JSON.parse(s.requests[i]?.body ?? '{}') as Record<string, unknown>;

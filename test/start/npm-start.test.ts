@@ -1,8 +1,11 @@
 // `npm start` as a newcomer types it, on a cluster of its own (AIOPS_CLUSTER_DIR in a temp
 // dir): it comes up and the operator reconciles the samples; a missing Prometheus fails in
 // one line; and Ctrl-C (SIGINT to the whole process group, as a terminal sends it) at every
-// stage leaves no process and no temp dir of its own behind. Only the persistent cluster
-// outlives it, by design, until `npm run cluster -- down`, which the test runs last.
+// stage leaves no process and no temp dir of its own behind; each such case checks that its
+// Ctrl-C came during the stage it names and ended the run through the SIGINT handler (a run
+// that fails before the stage, or a stage line that no longer appears, fails the case instead
+// of passing or running on). Only the persistent cluster outlives it, by design, until
+// `npm run cluster -- down`, which the test runs last.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -43,11 +46,21 @@ interface Run {
   readonly sid: number;
   /** What the run's own TMPDIR holds of the project's temp dirs (aiops-*) at the time of the call. */
   readonly leftInTmp: () => string[];
+  /** Whether `interruptOn` matched (and so SIGINT was sent because of it). */
+  readonly interrupted: boolean;
 }
+
+/** The line npm start prints once every stage is done and it only waits for Ctrl-C. */
+const READY = /\[aiops\] Ctrl-C stops/;
+/** The line npm start's SIGINT handler prints first. */
+const STOPPING = '[aiops] SIGINT: stopping what npm start started';
 
 /**
  * Runs `npm start` in a session of its own; when `interruptOn` matches a stderr line, sends
- * SIGINT to its process group (what Ctrl-C does). Resolves when npm has exited.
+ * SIGINT to its process group (what Ctrl-C does). If npm start gets ready without
+ * `interruptOn` matching, SIGINT is sent all the same (so a stage line that no longer appears
+ * fails the test instead of leaving npm start running) and `interrupted` is false. Resolves
+ * when npm has exited.
  */
 async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, string> }): Promise<Run> {
   const [demoPort = 0] = await freePorts(1);
@@ -69,10 +82,15 @@ async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, strin
   let stderr = '';
   let stdout = '';
   let sent = false;
+  let interrupted = false;
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => {
     stderr += c.toString();
     if (!sent && opts.interruptOn?.test(stderr)) {
+      sent = true;
+      interrupted = true;
+      process.kill(-pid, 'SIGINT');
+    } else if (!sent && opts.interruptOn && READY.test(stderr)) {
       sent = true;
       process.kill(-pid, 'SIGINT');
     }
@@ -81,7 +99,31 @@ async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, strin
     child.on('close', (c, s) => resolve([c, s])),
   );
   const leftInTmp = (): string[] => readdirSync(tmp).filter((f) => f.startsWith('aiops-'));
-  return { code, signal, stderr, stdout, sid: pid, leftInTmp };
+  return { code, signal, stderr, stdout, sid: pid, leftInTmp, interrupted };
+}
+
+/**
+ * Asserts that `run` was ended by its Ctrl-C during `stage`: the trigger matched, the SIGINT
+ * handler stopped it (exit 130 or npm re-raising SIGINT) before it got ready and before any
+ * failure of its own, and the last stage npm start announced before the SIGINT was `stage`
+ * — or, as a stage that takes no time may already have handed over, the one right after it.
+ */
+function assertInterruptedAt(run: Run, stage: string, within: readonly string[]): void {
+  assert.ok(run.interrupted, `the Ctrl-C trigger of stage ${stage} never appeared:\n${run.stderr}`);
+  assert.ok(
+    run.code === 130 || run.signal === 'SIGINT',
+    `ended by Ctrl-C: ${String(run.code)} ${String(run.signal)}\n${run.stderr}`,
+  );
+  const stop = run.stderr.indexOf(STOPPING);
+  assert.ok(stop >= 0, `the SIGINT handler stopped it:\n${run.stderr}`);
+  const before = run.stderr.slice(0, stop);
+  const last = [...before.matchAll(/\[aiops\] stage (\w+):/g)].at(-1)?.[1];
+  assert.ok(
+    last !== undefined && within.includes(last),
+    `interrupted during stage ${String(last)}, expected ${within.join(' or ')}:\n${run.stderr}`,
+  );
+  assert.doesNotMatch(before, READY, 'interrupted before npm start was ready');
+  assert.doesNotMatch(before, /\[aiops\] failed:/, 'no failure of its own before the Ctrl-C');
 }
 
 /** Waits up to 15 s for the session to empty (children finish their shutdown). */
@@ -112,7 +154,7 @@ describe('npm start', { concurrency: false }, () => {
 
   it('Ctrl-C while the cluster starts stops the half-started cluster too', async () => {
     const run = await npmStart({ interruptOn: /started kube-apiserver/ });
-    assert.notEqual(run.code, 0);
+    assertInterruptedAt(run, 'cluster', ['cluster']);
     assert.deepEqual(await sessionEmpties(run.sid), []);
     const left = pidsMentioning(clusterDir);
     assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
@@ -130,10 +172,11 @@ describe('npm start', { concurrency: false }, () => {
     assert.deepEqual(await sessionEmpties(run.sid), []);
   });
 
-  for (const stage of ['exporter', 'prometheus', 'operator', 'crd', 'samples']) {
+  const stages = ['exporter', 'prometheus', 'operator', 'crd', 'samples'];
+  for (const [i, stage] of stages.entries()) {
     it(`Ctrl-C at stage ${stage} leaves no process of its own`, async () => {
       const run = await npmStart({ interruptOn: new RegExp(`\\[aiops\\] stage ${stage}:`) });
-      assert.notEqual(run.code, 0, run.stderr);
+      assertInterruptedAt(run, stage, stages.slice(i, i + 2));
       const left = await sessionEmpties(run.sid);
       assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
       assert.deepEqual(run.leftInTmp(), [], 'no temp dir of its own left in TMPDIR');
