@@ -42,7 +42,7 @@ export interface ClusterOptions {
   /**
    * Also start a real node (containerd, runc, CNI, kubelet, kube-proxy; see real-node/):
    * Node `aiops-node`, tainted aiops.example.com/real-node:NoSchedule. Needs root and the
-   * Debian packages realNodeUnavailable() names. Default false.
+   * Debian packages realNodeMissing() names. Default false.
    */
   readonly realNode?: boolean;
   /** Local images (buildah storage) loaded into the real node's containerd. Default none. */
