@@ -1,6 +1,8 @@
 // The informer's cache: what it keeps of each object (slimMetadata, a table test) and, on
 // the harness apiserver, that a list in many pages and the watch after it keep the cache
-// equal to the cluster (objects outside the label selector never enter it).
+// equal to the cluster (objects outside the label selector never enter it); that an object
+// over maxObjectBytes after the transform is refused (never cached, an earlier version
+// dropped with a delete callback) and the cache's byte count follows what it holds.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,6 +12,7 @@ import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { scratchCRD } from '../../test/support/scratch-crd.ts';
 import { eventually } from '../../test/support/operator.ts';
 import { Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
+import { jsonBytes, trimMetadata } from './trim.ts';
 
 interface ConfigMap {
   metadata: ObjectMeta;
@@ -87,6 +90,64 @@ test('a list in pages and the watch after it keep the cache equal to the selecte
     ),
   );
   assert.equal(informer.size, 5);
+});
+
+test('an object over maxObjectBytes after the transform is refused; the byte count follows the cache', async (t) => {
+  const ns = await freshNamespace('informer-bound', (fn) => t.after(fn));
+  const maps = new ResourceClient<ConfigMap>(await testTransport(), {
+    group: '',
+    version: 'v1',
+    plural: 'configmaps',
+    namespaced: true,
+  });
+  // The transform drops a 3 KiB annotation (kept under the bound), not a 3 KiB data value.
+  const big = 'x'.repeat(3 * 1024);
+  const labels = { set: 'bound' };
+  await maps.create(ns, {
+    metadata: { name: 'small', labels, annotations: { blob: big } },
+    data: { v: 's' },
+  });
+  await maps.create(ns, { metadata: { name: 'large', labels }, data: { v: big } });
+  const refused: string[] = [];
+  const deleted: string[] = [];
+  const informer = new Informer(maps, {
+    namespace: ns,
+    labelSelector: 'set=bound',
+    transform: (m) => ({ metadata: trimMetadata(m.metadata), ...(m.data ? { data: m.data } : {}) }),
+    maxObjectBytes: 2048,
+    onRefused: (m, bytes) => {
+      assert.ok(bytes > 2048);
+      refused.push(m.metadata.name ?? '');
+    },
+  });
+  informer.on({ delete: (m) => deleted.push(m.metadata.name ?? '') });
+  t.after(() => informer.stop());
+  await informer.start();
+  const bytesOfCache = (): number => informer.list().reduce((n, m) => n + jsonBytes(m), 0);
+  assert.deepEqual(
+    informer.list().map((m) => m.metadata.name),
+    ['small'],
+  );
+  assert.deepEqual(refused, ['large']);
+  assert.equal(informer.refused, 1);
+  assert.equal(informer.bytes, bytesOfCache());
+  assert.ok(informer.bytes < 1024, `${informer.bytes} bytes cached`);
+
+  await maps.patch(ns, 'large', { data: { v: 'now small' } });
+  await eventually('the shrunk object to be cached', () =>
+    Promise.resolve(informer.get(`${ns}/large`)?.data?.['v'] === 'now small' ? true : undefined),
+  );
+  assert.equal(informer.bytes, bytesOfCache());
+  await maps.patch(ns, 'small', { data: { v: big } });
+  await eventually('the grown object to be dropped', () =>
+    Promise.resolve(informer.get(`${ns}/small`) === undefined ? true : undefined),
+  );
+  assert.deepEqual(deleted, ['small']);
+  assert.deepEqual(refused, ['large', 'small']);
+  assert.equal(informer.bytes, bytesOfCache());
+  await maps.delete(ns, 'large');
+  await eventually('the delete', () => Promise.resolve(informer.size === 0 ? true : undefined));
+  assert.equal(informer.bytes, 0);
 });
 
 test('a list+watch failing three times in a row reports why (what Degraded shows), not before', async (t) => {

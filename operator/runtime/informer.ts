@@ -2,11 +2,17 @@
 // then watches from the list's resourceVersion with bookmarks, relists on 410 Gone,
 // reconnects with jittered exponential backoff after errors (including an apiserver that
 // went away), and a stall watchdog aborts a watch that stays silent past its own timeout.
+// Every object passes the transform (trim.ts) before it is cached; one still larger than
+// `maxObjectBytes` is refused (not cached, reported), and the cache's size is tracked as the
+// JSON bytes of what it holds, for the `aiops_cache_bytes` metric.
 
+import type { Registry } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { GoneError, ApiError } from '../../api/kube/errors.ts';
 import type { ResourceClient, WatchEvent } from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { StringPool } from './intern.ts';
+import { jsonBytes } from './trim.ts';
 
 /** What an informer caches: an object with metadata. */
 export interface KubeObject {
@@ -27,8 +33,16 @@ export interface InformerOptions<T> {
   readonly labelSelector?: string;
   /** Secondary indexes: index name → function returning the index values of an object. */
   readonly indexers?: Readonly<Record<string, (obj: T) => readonly string[]>>;
-  /** Applied to every object before caching (default: `slimMetadata`). */
+  /** Applied to every object before caching (default: `slimMetadata`); may return a new object. */
   readonly transform?: (obj: T) => T;
+  /**
+   * Largest transformed object cached, in bytes of its JSON (default: no bound). A larger one
+   * is refused: not cached (dropped from the cache, with a `delete` callback, if an earlier
+   * version was cached) and passed to `onRefused`.
+   */
+  readonly maxObjectBytes?: number;
+  /** Called with each refused object (transformed) and its size in bytes; must not throw. */
+  readonly onRefused?: (obj: T, bytes: number) => void;
   /** Where the strings of cached objects are interned (default: one pool shared by all informers). */
   readonly strings?: StringPool;
   /** Objects per list page (default 500); pages are cached one by one, never held all at once. */
@@ -74,6 +88,9 @@ export class Informer<T extends KubeObject> {
   readonly #client: ResourceClient<T>;
   readonly #opts: InformerOptions<T>;
   readonly #cache = new Map<string, T>();
+  /** JSON bytes of each cached object, by key. */
+  readonly #sizes = new Map<string, number>();
+  #bytes = 0;
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #abort = new AbortController();
@@ -85,6 +102,8 @@ export class Informer<T extends KubeObject> {
   #lastError = '';
   /** Completed relists (the initial list counts), for metrics and tests. */
   relists = 0;
+  /** Objects refused as over `maxObjectBytes` so far (each version counts once per sighting). */
+  refused = 0;
 
   constructor(client: ResourceClient<T>, opts: InformerOptions<T> = {}) {
     this.#client = client;
@@ -114,6 +133,11 @@ export class Informer<T extends KubeObject> {
   /** Number of cached objects. */
   get size(): number {
     return this.#cache.size;
+  }
+
+  /** Bytes of the cached objects' JSON (as transformed): an estimate of the cache's memory. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** The cached object for `key` (namespace/name). */
@@ -277,20 +301,36 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(obj);
     const old = this.#cache.get(key);
     if (type === 'DELETED') {
-      if (!old) return;
-      this.#cache.delete(key);
-      this.#reindex(key, old, undefined);
-      for (const h of this.#handlers) h.delete?.(old);
+      this.#remove(key, old);
       return;
     }
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
+    const bytes = jsonBytes(obj);
+    if (this.#opts.maxObjectBytes !== undefined && bytes > this.#opts.maxObjectBytes) {
+      this.refused++;
+      this.#remove(key, old);
+      this.#opts.onRefused?.(obj, bytes);
+      return;
+    }
     (this.#opts.strings ?? sharedStrings).internAll(obj);
     this.#cache.set(key, obj);
+    this.#bytes += bytes - (this.#sizes.get(key) ?? 0);
+    this.#sizes.set(key, bytes);
     this.#reindex(key, old, obj);
     for (const h of this.#handlers) {
       if (old) h.update?.(old, obj);
       else h.add?.(obj);
     }
+  }
+
+  /** Drops `key` (cached as `old`, if at all) and tells the handlers. */
+  #remove(key: string, old: T | undefined): void {
+    if (!old) return;
+    this.#cache.delete(key);
+    this.#bytes -= this.#sizes.get(key) ?? 0;
+    this.#sizes.delete(key);
+    this.#reindex(key, old, undefined);
+    for (const h of this.#handlers) h.delete?.(old);
   }
 
   #reindex(key: string, old: T | undefined, obj: T | undefined): void {
@@ -309,4 +349,66 @@ export class Informer<T extends KubeObject> {
       }
     }
   }
+}
+
+/** What the cache metrics read of an informer. */
+export interface CacheSize {
+  readonly bytes: number;
+  readonly size: number;
+  readonly refused: number;
+}
+
+/**
+ * Registers the caches' metrics on `registry`, read from `informers` (resource label →
+ * informer) at each scrape: `aiops_cache_bytes{resource}` (JSON bytes of the cached objects,
+ * Informer.bytes), `aiops_cache_objects{resource}` and
+ * `aiops_cache_objects_refused_total{resource}` (objects over the size bound, not cached).
+ */
+export function registerCacheMetrics(
+  registry: Registry,
+  informers: Readonly<Record<string, CacheSize>>,
+): void {
+  const each = (
+    read: (i: CacheSize) => number,
+    set: (resource: string, v: number) => void,
+  ): void => {
+    for (const [resource, informer] of Object.entries(informers)) set(resource, read(informer));
+  };
+  new Gauge({
+    name: 'aiops_cache_bytes',
+    help: 'Bytes of the JSON of the objects cached (after trimming), by resource',
+    labelNames: ['resource'],
+    registers: [registry],
+    collect() {
+      each(
+        (i) => i.bytes,
+        (resource, v) => this.set({ resource }, v),
+      );
+    },
+  });
+  new Gauge({
+    name: 'aiops_cache_objects',
+    help: 'Objects cached, by resource',
+    labelNames: ['resource'],
+    registers: [registry],
+    collect() {
+      each(
+        (i) => i.size,
+        (resource, v) => this.set({ resource }, v),
+      );
+    },
+  });
+  new Counter({
+    name: 'aiops_cache_objects_refused_total',
+    help: 'Objects not cached because they exceed the size bound after trimming, by resource',
+    labelNames: ['resource'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      each(
+        (i) => i.refused,
+        (resource, v) => this.inc({ resource }, v),
+      );
+    },
+  });
 }

@@ -1,0 +1,112 @@
+// What the operator's caches keep of an object (the informer's transform, as
+// controller-runtime's cache TransformFunc): only the fields the operator reads. Everything
+// else a writer can put on an object (annotations such as kubectl's
+// last-applied-configuration or a tenant's 250 KiB blob, labels, managedFields, a
+// Deployment's pod template) is dropped before the object enters a cache, so the cache's
+// size follows what the operator needs, not what tenants write. An object still larger than
+// MAX_CACHED_OBJECT_BYTES after trimming is not cached at all (informer.ts refuses it).
+// Pure: objects in, new objects out; the input is not changed.
+
+import type { ObjectMeta } from '../../api/schema/common.ts';
+import type { Deployment } from './kinds.ts';
+
+/**
+ * Largest trimmed object a cache holds, in bytes of its JSON (UTF-8): 64 KiB. A trimmed
+ * AITask is its spec (the schema bounds every string in it: at most ~41 KiB even with every
+ * character JSON-escaped to 6 bytes, ~7 KiB unescaped; trim.test.ts derives both from the
+ * schema), its status as the operator writes it (a few KiB: seven conditions whose messages
+ * quote at most the task's own query once), and a few hundred bytes of metadata. Only an
+ * object whose status or approval annotation was written by someone else to be huge passes
+ * it; it is refused rather than cached (informer.ts), so one tenant's objects cannot grow
+ * the operator past its memory limit.
+ */
+export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
+
+/**
+ * AITasks per page of the AITask cache's LIST (Deployments keep the informer's 500): 100.
+ * A page is read whole before it is parsed, so its text and its parsed objects are alive at
+ * once; with annotations up to the apiserver's 256 KiB a page of 100 is at most ~30 MiB of
+ * text, one of 500 ~150 MiB (of a 384 MiB limit). 10,000 AITasks take 100 requests.
+ */
+export const TASK_PAGE_SIZE = 100;
+
+/**
+ * Environment variable that, set to `off`, caches AITasks as before this transform (only
+ * managedFields and last-applied-configuration dropped, no size bound): the baseline of
+ * `npm run bench -- memory`. Unset in every deployment.
+ */
+export const CACHE_TRIM_ENV = 'AIOPS_CACHE_TRIM';
+
+/** Size of `obj` as JSON text, in UTF-8 bytes: what the cache-size metric adds up. */
+export function jsonBytes(obj: unknown): number {
+  return Buffer.byteLength(JSON.stringify(obj));
+}
+
+/**
+ * The metadata fields the operator reads (identity, resourceVersion, generation, age,
+ * deletion, finalizers), with only the annotations named in `keep`. Labels, owner references
+ * and managedFields are dropped.
+ */
+export function trimMetadata(meta: ObjectMeta, keep: readonly string[] = []): ObjectMeta {
+  const out: ObjectMeta = {};
+  if (meta.name !== undefined) out.name = meta.name;
+  if (meta.namespace !== undefined) out.namespace = meta.namespace;
+  if (meta.uid !== undefined) out.uid = meta.uid;
+  if (meta.resourceVersion !== undefined) out.resourceVersion = meta.resourceVersion;
+  if (meta.generation !== undefined) out.generation = meta.generation;
+  if (meta.creationTimestamp !== undefined) out.creationTimestamp = meta.creationTimestamp;
+  if (meta.deletionTimestamp !== undefined) out.deletionTimestamp = meta.deletionTimestamp;
+  if (meta.finalizers !== undefined) out.finalizers = meta.finalizers;
+  const annotations = meta.annotations ?? {};
+  const kept = keep.filter((k) => Object.hasOwn(annotations, k));
+  if (kept.length > 0) out.annotations = Object.fromEntries(kept.map((k) => [k, annotations[k] ?? '']));
+  return out;
+}
+
+/** The shape of a custom resource: apiVersion, kind, metadata, spec and an optional status. */
+export interface CustomObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: unknown;
+  status?: unknown;
+}
+
+/**
+ * The transform of a custom resource's cache (the AITask's: `keep` is the approval
+ * annotation, the only one the operator reads; the conversion stash is read by the webhook
+ * from the ConversionReview, never from a cache): apiVersion and kind (Events name them),
+ * trimMetadata with only the annotations in `keep`, spec and status whole (the reconciler
+ * reads both; the schema bounds the spec).
+ */
+export function trimCustomObject(keep: readonly string[]): <T extends CustomObject>(obj: T) => T {
+  return (obj) => {
+    const trimmed: CustomObject = {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: trimMetadata(obj.metadata, keep),
+      spec: obj.spec,
+    };
+    if (obj.status !== undefined) trimmed.status = obj.status;
+    return trimmed as typeof obj;
+  };
+}
+
+/**
+ * A Deployment as the Deployment cache keeps it: trimmed metadata without annotations,
+ * `spec.replicas` and `spec.selector` (decide, scale, the pod listing), and
+ * `status.readyReplicas` / `availableReplicas` (the LLM advisor's context). The pod template
+ * and everything else are dropped.
+ */
+export function trimDeployment(d: Deployment): Deployment {
+  const { replicas, selector } = d.spec ?? {};
+  const { readyReplicas, availableReplicas } = d.status ?? {};
+  return {
+    metadata: trimMetadata(d.metadata),
+    spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
+    status: {
+      ...(readyReplicas !== undefined ? { readyReplicas } : {}),
+      ...(availableReplicas !== undefined ? { availableReplicas } : {}),
+    },
+  };
+}
