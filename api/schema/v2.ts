@@ -181,6 +181,23 @@ const decisionRecordSchema = {
     executed: { type: 'boolean' },
     blockedBy: { type: 'string', description: 'The guardrail that stopped the action, if any.' },
     at: { type: 'string', format: 'date-time' },
+    generation: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'metadata.generation of the AITask the decision was made from; an approval holds only while it is current.',
+    },
+    target: {
+      type: 'object',
+      description:
+        'The Deployment the decision acts on, as it was made; an approval holds only while the spec still names it (and, when recorded, it still has this UID).',
+      required: ['namespace', 'name'],
+      properties: {
+        namespace: { type: 'string' },
+        name: { type: 'string' },
+        uid: { type: 'string', description: 'UID of the Deployment when the decision was made.' },
+      },
+    },
     llm: {
       type: 'object',
       description:

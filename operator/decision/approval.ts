@@ -2,12 +2,16 @@
 // `status.pendingDecision` (blockedBy AwaitingApproval) until someone sets the annotation
 // aiops.example.com/approve to that decision's id (`kubectl aiops approve`). An approval of
 // the decision still waiting, unchanged, turns the rules' verdict into an action, once; any
-// other value is stale and ignored with an Event. Either way the reconciler removes the
-// annotation afterwards. Pure.
+// other value is stale and ignored with an Event. Unchanged means bound to what the approver
+// saw: the AITask's generation, the Deployment it names (and its UID, when known) and the
+// action with its replicas. When any of it changed the approval is void, and the decision is
+// made again (evaluate.ts sameDecision) and waits for a new approval. Either way the
+// reconciler removes the annotation afterwards. Pure.
 
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import type { Verdict } from './decide.ts';
+import { decisionTarget } from './evaluate.ts';
 import { planEffect, type EventSpec } from './vocabulary.ts';
 
 /** The outcome of looking at the approval annotation. */
@@ -27,10 +31,14 @@ export function approvalOf(task: Pick<v2.AITask, 'metadata'>): string | undefine
   return task.metadata.annotations?.[APPROVE_ANNOTATION];
 }
 
-/** Applies the approval annotation of `task` to the rules' `verdict`. */
+/**
+ * Applies the approval annotation of `task` to the rules' `verdict`; `targetUID` is the UID of
+ * the Deployment the spec names, as observed now (when known).
+ */
 export function applyApproval(
-  task: Pick<v2.AITask, 'metadata' | 'status'>,
+  task: Pick<v2.AITask, 'metadata' | 'spec' | 'status'>,
   verdict: Verdict,
+  targetUID?: string,
 ): ApprovalResult {
   const approved = approvalOf(task);
   if (approved === undefined) return { verdict, consume: false };
@@ -48,6 +56,9 @@ export function applyApproval(
   });
   if (waiting === undefined) return ignore('no decision is waiting for approval');
   if (waiting.id !== approved) return ignore(`the decision waiting for approval is ${waiting.id}`);
+  const changed = bindingChanged(task, waiting, targetUID);
+  if (changed !== undefined)
+    return ignore(`${changed} since it was made; the decision is made again and waits for a new approval`);
   if (verdict.kind !== 'blocked' || verdict.blockedBy !== 'AwaitingApproval' || verdict.plan === undefined)
     return ignore(`the rules no longer call for ${waiting.action} (${verdict.kind})`);
   const effect = planEffect(verdict.plan);
@@ -62,4 +73,24 @@ export function applyApproval(
     approvedId: waiting.id,
     consume: true,
   };
+}
+
+/** What changed of what the approver saw of `waiting` (generation, target, its UID), if anything. */
+function bindingChanged(
+  task: Pick<v2.AITask, 'metadata' | 'spec'>,
+  waiting: v2.DecisionRecord,
+  targetUID: string | undefined,
+): string | undefined {
+  const generation = task.metadata.generation ?? 0;
+  if (waiting.generation === undefined || waiting.target === undefined)
+    return 'the decision records no generation or target to bind the approval to';
+  const was = waiting.target;
+  const now = decisionTarget(task);
+  if (was.namespace !== now.namespace || was.name !== now.name)
+    return `the target changed from Deployment ${was.namespace}/${was.name} to ${now.namespace}/${now.name}`;
+  if (waiting.generation !== generation)
+    return `the AITask changed from generation ${waiting.generation} to ${generation}`;
+  if (was.uid !== undefined && targetUID !== undefined && was.uid !== targetUID)
+    return `Deployment ${was.namespace}/${was.name} was replaced (UID ${was.uid} → ${targetUID})`;
+  return undefined;
 }

@@ -36,6 +36,8 @@ export interface EvaluationExtra {
   readonly llm?: v2.DecisionLLMCall;
   /** The resolved target of the action (pod, node), merged with the plan's replicas. */
   readonly effect?: v2.DecisionEffect;
+  /** UID of the target Deployment as observed, recorded in the decision's `target`. */
+  readonly targetUID?: string;
   /** Conditions to set as well (LLMAvailable). */
   readonly conditions?: readonly ConditionInput[];
   /** Events to record as well (LLM fallbacks). */
@@ -389,17 +391,44 @@ function decisionRecord(
     threshold: task.spec.trigger.threshold,
     executed: false,
     at: f.at,
+    generation: f.generation,
+    target: decisionTarget(task, extra.targetUID),
     ...(extra.llm !== undefined ? { llm: extra.llm } : {}),
     ...(Object.keys(effect).length > 0 ? { effect } : {}),
   };
 }
 
-/** The same decision for approval purposes: action and effect agree. */
-function sameDecision(a: v2.DecisionRecord | undefined, b: v2.DecisionRecord): boolean {
+/** The Deployment `task` names now, with its UID when observed. */
+export function decisionTarget(task: Task, uid?: string): NonNullable<v2.DecisionRecord['target']> {
+  return {
+    namespace: task.spec.target.namespace ?? task.metadata.namespace ?? '',
+    name: task.spec.target.name,
+    ...(uid !== undefined ? { uid } : {}),
+  };
+}
+
+/**
+ * The same decision for approval purposes: made from the same generation, against the same
+ * Deployment (same UID when both know it), with the same action and effect (replicas, pod,
+ * node). A decision recorded without generation or target (before they were recorded) is
+ * never the same, so its id stops being approvable.
+ */
+export function sameDecision(a: v2.DecisionRecord | undefined, b: v2.DecisionRecord): boolean {
+  const uidA = a?.target?.uid;
+  const uidB = b.target?.uid;
   return (
     a !== undefined &&
+    a.generation !== undefined &&
+    a.generation === b.generation &&
+    a.target !== undefined &&
+    a.target.namespace === b.target?.namespace &&
+    a.target.name === b.target.name &&
+    (uidA === undefined || uidB === undefined || uidA === uidB) &&
     a.action === b.action &&
     a.effect?.replicas === b.effect?.replicas &&
-    a.effect?.fromReplicas === b.effect?.fromReplicas
+    a.effect?.fromReplicas === b.effect?.fromReplicas &&
+    a.effect?.pod === b.effect?.pod &&
+    a.effect?.podUID === b.effect?.podUID &&
+    a.effect?.node === b.effect?.node
   );
 }

@@ -177,6 +177,8 @@ const decisionRecord: fc.Arbitrary<v2.DecisionRecord> = fc.record(
     executed: fc.boolean(),
     blockedBy: fc.constantFrom('Cooldown', 'DryRun', 'MaxAttempts'),
     at: time,
+    generation: fc.integer({ min: 0, max: 1000 }),
+    target: fc.record({ namespace: name, name, uid: fc.uuid() }, { requiredKeys: ['namespace', 'name'] }),
     llm: llmCall,
     effect: decisionEffect,
   },
