@@ -4,7 +4,7 @@
 
 import { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
-import { KubeTransport } from '../api/kube/transport.ts';
+import { KubeTransport, PLUGIN_USER_AGENT } from '../api/kube/transport.ts';
 import { CRD_NAME, GROUP } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { CliError } from './errors.ts';
@@ -24,6 +24,7 @@ export async function openSession(g: GlobalOptions, timeoutMs: number): Promise<
     ...(g.kubeconfig !== undefined ? { kubeconfig: g.kubeconfig } : {}),
     ...(g.context !== undefined ? { context: g.context } : {}),
     timeoutMs,
+    userAgent: PLUGIN_USER_AGENT,
   });
   return {
     transport,

@@ -1,12 +1,34 @@
 // The one wrapper around @kubernetes/client-node: it loads a kubeconfig (file, $KUBECONFIG
 // or in-cluster, any auth the library supports) and turns it into plain HTTPS requests
-// with typed errors. Everything of ours talks to the apiserver through this module, so
-// the library's untyped surfaces stay here.
+// with typed errors and our User-Agent. Bearer credentials that change while the process
+// runs (a token file, an exec plugin's token) are read per request through credentials.ts,
+// and a request answered 401 is sent once more after reading them again; other auth (client
+// certificates, static tokens, the library's other auth providers) is fixed at load. Everything of
+// ours talks to the apiserver through this module, so the library's untyped surfaces stay here.
 
+import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
-import { apiErrorFrom, ServerError } from './errors.ts';
+import { homedir } from 'node:os';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { KubeConfig, type User } from '@kubernetes/client-node';
+import { RELEASES } from '../releases.ts';
+import { fromYaml } from '../yaml.ts';
+import {
+  execConfigOf,
+  execCredential,
+  tokenFileCredential,
+  tokenFileOfUser,
+  type CredentialSource,
+} from './credentials.ts';
+import { apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
+
+/** This build's version: the newest release, which is package.json's version (api/releases.ts). */
+const VERSION = RELEASES.at(-1)?.version ?? '0.0.0';
+/** User-Agent of the operator's requests (the transport's default): `aiops-operator/<version>`. */
+export const OPERATOR_USER_AGENT = `aiops-operator/${VERSION}`;
+/** User-Agent of the kubectl plugin's requests: `kubectl-aiops/<version>`. */
+export const PLUGIN_USER_AGENT = `kubectl-aiops/${VERSION}`;
 
 /** Content types for PATCH. */
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -36,6 +58,8 @@ export interface TransportOptions {
   readonly context?: string;
   /** Default per-request timeout in milliseconds (default 30 000). */
   readonly timeoutMs?: number;
+  /** User-Agent header of every request (default OPERATOR_USER_AGENT). */
+  readonly userAgent?: string;
 }
 
 /** Thrown when the kubeconfig cannot be loaded or names an unknown context. */
@@ -51,15 +75,27 @@ export class KubeTransport {
   readonly namespace: string;
   readonly #options: https.RequestOptions;
   readonly #timeoutMs: number;
+  readonly #credentials: CredentialSource | undefined;
 
-  private constructor(server: string, namespace: string, options: https.RequestOptions, timeoutMs: number) {
+  private constructor(
+    server: string,
+    namespace: string,
+    options: https.RequestOptions,
+    timeoutMs: number,
+    credentials: CredentialSource | undefined,
+  ) {
     this.server = server;
     this.namespace = namespace;
     this.#options = options;
     this.#timeoutMs = timeoutMs;
+    this.#credentials = credentials;
   }
 
-  /** Loads credentials. Throws KubeConfigError with a one-line reason when that fails. */
+  /**
+   * Loads credentials. Throws KubeConfigError with a one-line reason when that fails. A token
+   * file (in-cluster, or the user's `tokenFile`) is read again when it changes and at least
+   * every minute; an exec plugin runs again when its token expires; both are read again after a 401.
+   */
   static async create(opts: TransportOptions = {}): Promise<KubeTransport> {
     const kc = new KubeConfig();
     try {
@@ -79,7 +115,16 @@ export class KubeTransport {
     if (!cluster)
       throw new KubeConfigError('no current cluster in the kubeconfig (set a context or KUBECONFIG)');
     const requestOptions: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(requestOptions);
+    let credentials: CredentialSource | undefined;
+    try {
+      await kc.applyToHTTPSOptions(requestOptions);
+      const headers = { ...(requestOptions.headers as Record<string, string> | undefined) };
+      credentials = credentialSource(kc.getCurrentUser(), kubeconfigFiles(opts.kubeconfig));
+      if (credentials !== undefined) delete headers['Authorization'];
+      requestOptions.headers = { ...headers, 'User-Agent': opts.userAgent ?? OPERATOR_USER_AGENT };
+    } catch (err) {
+      throw new KubeConfigError(`cannot load credentials: ${(err as Error).message}`);
+    }
     requestOptions.agent = keepAlive(requestOptions.agent);
     const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
     return new KubeTransport(
@@ -87,12 +132,20 @@ export class KubeTransport {
       namespace,
       requestOptions,
       opts.timeoutMs ?? 30_000,
+      credentials,
     );
   }
 
-  /** Sends one request and returns the parsed JSON body. Throws a typed ApiError on non-2xx. */
+  /**
+   * Sends one request and returns the parsed JSON body. Throws a typed ApiError on non-2xx;
+   * a 401 is retried once, after the credential was read again.
+   */
   async request<T>(opts: RequestOptions): Promise<T> {
-    const { status, text } = await this.#send(opts);
+    let { status, text } = await this.#send(opts, await this.#authorization());
+    if (status === 401 && this.#credentials !== undefined) {
+      this.#credentials.invalidate();
+      ({ status, text } = await this.#send(opts, await this.#authorization()));
+    }
     const body: unknown = text === '' ? undefined : parseJson(text);
     if (status < 200 || status >= 300) throw apiErrorFrom(status, body ?? text);
     return body as T;
@@ -102,11 +155,36 @@ export class KubeTransport {
    * Opens a streaming GET (a watch) and calls `onLine` for every newline-terminated chunk;
    * `onOpen`, when given, runs once the server has answered 2xx (before any line). Resolves
    * when the server closes the stream; rejects with a typed ApiError on a non-2xx answer.
-   * No timeout applies; abort through `signal`.
+   * No timeout applies; abort through `signal`. A 401 is retried once, after the credential
+   * was read again.
    */
-  stream(opts: RequestOptions, onLine: (line: string) => void, onOpen?: () => void): Promise<void> {
+  async stream(opts: RequestOptions, onLine: (line: string) => void, onOpen?: () => void): Promise<void> {
+    try {
+      await this.#stream(opts, await this.#authorization(), onLine, onOpen);
+    } catch (err) {
+      if (!(err instanceof UnauthorizedError) || this.#credentials === undefined) throw err;
+      this.#credentials.invalidate();
+      await this.#stream(opts, await this.#authorization(), onLine, onOpen);
+    }
+  }
+
+  /** The Authorization header of the next request, if the credential is read per request. */
+  async #authorization(): Promise<string | undefined> {
+    try {
+      return await this.#credentials?.authorization();
+    } catch (err) {
+      throw transportError(err as Error);
+    }
+  }
+
+  #stream(
+    opts: RequestOptions,
+    authorization: string | undefined,
+    onLine: (line: string) => void,
+    onOpen?: () => void,
+  ): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = this.#open(opts, undefined, (res) => {
+      const req = this.#open(opts, undefined, authorization, (res) => {
         const status = res.statusCode ?? 0;
         res.setEncoding('utf8');
         if (status < 200 || status >= 300) {
@@ -142,7 +220,7 @@ export class KubeTransport {
    * alive, and through the promise they would keep the last answer (a 500-object LIST page,
    * ~0.5 MiB) until the socket's next request.
    */
-  #send(opts: RequestOptions): Promise<{ status: number; text: string }> {
+  #send(opts: RequestOptions, authorization: string | undefined): Promise<{ status: number; text: string }> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     return new Promise((resolve, reject) => {
       let settle: { resolve: typeof resolve; reject: typeof reject } | undefined = { resolve, reject };
@@ -152,7 +230,7 @@ export class KubeTransport {
         return s;
       };
       const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
-      const req = this.#open(opts, payload, (res) => {
+      const req = this.#open(opts, payload, authorization, (res) => {
         res.setEncoding('utf8');
         let text = '';
         res.on('data', (c: string) => (text += c));
@@ -172,6 +250,7 @@ export class KubeTransport {
   #open(
     opts: RequestOptions,
     payload: string | undefined,
+    authorization: string | undefined,
     onResponse: (res: http.IncomingMessage) => void,
   ): http.ClientRequest {
     const url = new URL(this.server + opts.path);
@@ -181,6 +260,7 @@ export class KubeTransport {
       ...(this.#options.headers as Record<string, string> | undefined),
       Accept: 'application/json',
     };
+    if (authorization !== undefined) headers['Authorization'] = authorization;
     if (payload !== undefined) {
       headers['Content-Type'] = opts.patchType ? PATCH_CONTENT_TYPES[opts.patchType] : 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(payload));
@@ -195,6 +275,48 @@ export class KubeTransport {
       ? http.request(url, base, onResponse)
       : https.request(url, base, onResponse);
   }
+}
+
+/**
+ * Where the user's bearer token comes from when it can change: a token file (the library's
+ * in-cluster `tokenFile` auth provider, or the user's `tokenFile` in one of `files`, which
+ * the library does not read), then an exec plugin. Undefined for anything else: the library's
+ * header (a static token, an auth provider's) is then sent as loaded, and a 401 is final.
+ */
+function credentialSource(user: User | null, files: readonly string[]): CredentialSource | undefined {
+  if (user === null) return undefined;
+  const provider: unknown = user.authProvider;
+  const inCluster =
+    typeof provider === 'object' && provider !== null && 'config' in provider
+      ? (provider.config as Record<string, unknown> | undefined)?.['tokenFile']
+      : undefined;
+  const tokenFile = typeof inCluster === 'string' ? inCluster : kubeconfigTokenFile(files, user.name);
+  if (tokenFile !== undefined) return tokenFileCredential(tokenFile);
+  const exec = execConfigOf(user.exec);
+  return exec === undefined ? undefined : execCredential(exec);
+}
+
+/** The kubeconfig files loaded, as the library picks them: the one given, else $KUBECONFIG's, else ~/.kube/config. */
+function kubeconfigFiles(file: string | undefined): string[] {
+  if (file !== undefined) return [file];
+  const env = process.env['KUBECONFIG'];
+  if (env !== undefined && env !== '') return env.split(delimiter).filter((f) => f !== '');
+  return [join(homedir(), '.kube', 'config')];
+}
+
+/** The first `tokenFile` of `user` in `files` (as kubectl merges them, the first wins), made absolute. */
+function kubeconfigTokenFile(files: readonly string[], user: string): string | undefined {
+  for (const file of files) {
+    let doc: unknown;
+    try {
+      doc = fromYaml(readFileSync(file, 'utf8'));
+    } catch {
+      continue;
+    }
+    const found = tokenFileOfUser(doc, user);
+    if (found !== undefined) return isAbsolute(found) ? found : join(dirname(file), found);
+  }
+  return undefined;
 }
 
 /** Free sockets are closed after this many ms idle, well before the apiserver's 90 s idle timeout. */

@@ -1,0 +1,201 @@
+// The transport against an HTTPS server on loopback that checks bearer tokens the way the
+// apiserver does (a revoked token gets 401): a token file rotated mid-run is read again, a
+// 401 is retried exactly once after the credential was read again, an exec plugin's token is
+// fetched again once it expired, and every request carries our User-Agent.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { UnauthorizedError } from './errors.ts';
+import { KubeTransport, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT } from './transport.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'aiops-transport-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+execFileSync(
+  'openssl',
+  [
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'],
+    ...['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+  ],
+  { stdio: 'ignore' },
+);
+const cert = readFileSync(join(dir, 'cert.pem'));
+
+/** One request as the server saw it. */
+interface Seen {
+  readonly authorization: string | undefined;
+  readonly userAgent: string | undefined;
+  readonly status: number;
+}
+
+/** An HTTPS "apiserver" on loopback accepting the bearer tokens in `valid` (changed by the test). */
+async function apiserver(valid: Set<string>): Promise<{ port: number; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    const authorization = req.headers.authorization;
+    const ok = authorization !== undefined && valid.has(authorization.replace(/^Bearer /, ''));
+    const status = ok ? 200 : 401;
+    seen.push({ authorization, userAgent: req.headers['user-agent'], status });
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(
+      ok
+        ? '{"kind":"Status","status":"Success"}\n{"type":"ADDED"}\n'
+        : JSON.stringify({ kind: 'Status', code: 401, reason: 'Unauthorized', message: 'Unauthorized' }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  return { port: (server.address() as AddressInfo).port, seen };
+}
+
+/** A kubeconfig for the server at `port` with `user` as the current user's fields. */
+function kubeconfig(name: string, port: number, user: Record<string, unknown>): string {
+  const path = join(dir, `${name}.kubeconfig`);
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'c',
+        cluster: {
+          server: `https://127.0.0.1:${port}`,
+          'certificate-authority-data': cert.toString('base64'),
+        },
+      },
+    ],
+    users: [{ name: 'u', user }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  };
+  writeFileSync(path, JSON.stringify(config));
+  return path;
+}
+
+/** Replaces `path` atomically (a new inode), as the kubelet rotates a projected token. */
+function rotate(path: string, text: string): void {
+  writeFileSync(`${path}.new`, text);
+  renameSync(`${path}.new`, path);
+}
+
+/** An exec plugin printing an ExecCredential with the token (and expiry) that `file` holds. */
+function execPlugin(name: string): { file: string; user: Record<string, unknown> } {
+  const file = join(dir, `${name}.credential.json`);
+  const script = join(dir, `${name}.plugin.mjs`);
+  writeFileSync(
+    script,
+    `import { readFileSync } from 'node:fs';
+const status = JSON.parse(readFileSync(process.env.CREDENTIAL_FILE, 'utf8'));
+process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status }));
+`,
+  );
+  return {
+    file,
+    user: {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        command: process.execPath,
+        args: [script],
+        env: [{ name: 'CREDENTIAL_FILE', value: file }],
+        interactiveMode: 'Never',
+      },
+    },
+  };
+}
+
+const tokens = (seen: readonly Seen[]): (string | undefined)[] => seen.map((s) => s.authorization);
+
+test('a token file rotated mid-run is read again: the next request carries the new token, without a 401', async () => {
+  const valid = new Set(['one']);
+  const { port, seen } = await apiserver(valid);
+  const tokenFile = join(dir, 'rotated.token');
+  writeFileSync(tokenFile, 'one\n');
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('rotated', port, { tokenFile }) });
+  await t.request({ path: '/api' });
+  rotate(tokenFile, 'two\n');
+  valid.delete('one');
+  valid.add('two');
+  await t.request({ path: '/api' });
+  assert.deepEqual(tokens(seen), ['Bearer one', 'Bearer two']);
+  assert.deepEqual(
+    seen.map((s) => s.status),
+    [200, 200],
+  );
+});
+
+test('a 401 is retried exactly once, after the credential was read again', async () => {
+  const valid = new Set(['a']);
+  const { port, seen } = await apiserver(valid);
+  const plugin = execPlugin('retry');
+  writeFileSync(plugin.file, JSON.stringify({ token: 'a' }));
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('retry', port, plugin.user) });
+  await t.request({ path: '/api' });
+  assert.deepEqual(tokens(seen), ['Bearer a']);
+
+  // Revoked: no expiry told the transport, so only the 401 makes it ask the plugin again.
+  writeFileSync(plugin.file, JSON.stringify({ token: 'b' }));
+  valid.clear();
+  valid.add('b');
+  await t.request({ path: '/api' });
+  assert.deepEqual(tokens(seen), ['Bearer a', 'Bearer a', 'Bearer b']);
+
+  // Refused whatever is read: exactly two attempts, then Unauthorized.
+  valid.clear();
+  await assert.rejects(t.request({ path: '/api' }), UnauthorizedError);
+  assert.equal(seen.length, 5);
+
+  // A watch is retried the same way.
+  writeFileSync(plugin.file, JSON.stringify({ token: 'c' }));
+  valid.add('c');
+  const lines: string[] = [];
+  await t.stream({ path: '/api', query: { watch: true } }, (l) => lines.push(l));
+  assert.deepEqual(tokens(seen.slice(5)), ['Bearer b', 'Bearer c']);
+  assert.equal(lines.length, 2);
+});
+
+test('an exec credential is fetched again once its expirationTimestamp passed', async () => {
+  const valid = new Set(['early', 'late']);
+  const { port, seen } = await apiserver(valid);
+  const plugin = execPlugin('expiry');
+  const expiresAt = Date.now() + 4000;
+  writeFileSync(
+    plugin.file,
+    JSON.stringify({ token: 'early', expirationTimestamp: new Date(expiresAt).toISOString() }),
+  );
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('expiry', port, plugin.user) });
+  await t.request({ path: '/api' });
+  writeFileSync(plugin.file, JSON.stringify({ token: 'late' }));
+  await t.request({ path: '/api' });
+  // Before the expiry the token is reused (unless this machine was too slow to get there in time).
+  const reused = Date.now() < expiresAt;
+  await new Promise((r) => setTimeout(r, Math.max(0, expiresAt - Date.now()) + 100));
+  await t.request({ path: '/api' });
+  assert.deepEqual(tokens(seen), ['Bearer early', reused ? 'Bearer early' : 'Bearer late', 'Bearer late']);
+});
+
+test('every request carries the User-Agent: aiops-operator/<version> by default, the plugin its own', async () => {
+  const valid = new Set(['s']);
+  const { port, seen } = await apiserver(valid);
+  const config = kubeconfig('agent', port, { token: 's' });
+  const operator = await KubeTransport.create({ kubeconfig: config });
+  await operator.request({ path: '/api' });
+  await operator.stream({ path: '/api', query: { watch: true } }, () => undefined);
+  const plugin = await KubeTransport.create({ kubeconfig: config, userAgent: PLUGIN_USER_AGENT });
+  await plugin.request({ path: '/api' });
+  const version = (
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version;
+  assert.equal(OPERATOR_USER_AGENT, `aiops-operator/${version}`);
+  assert.equal(PLUGIN_USER_AGENT, `kubectl-aiops/${version}`);
+  assert.deepEqual(
+    seen.map((s) => s.userAgent),
+    [OPERATOR_USER_AGENT, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT],
+  );
+  assert.deepEqual(tokens(seen), ['Bearer s', 'Bearer s', 'Bearer s'], 'a static token is sent as before');
+});
