@@ -1,7 +1,7 @@
 // Prometheus metrics of the conversion webhook, on a registry of its own so a host
 // process (the operator) can merge or expose it without name clashes.
 
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { STASH_REJECTION_REASONS } from '../api/conversion/stash.ts';
 
 export interface WebhookMetrics {
@@ -12,6 +12,10 @@ export interface WebhookMetrics {
   stashRejected: Counter<'reason'>;
   certificateRejections: Counter;
   duration: Histogram<'result'>;
+  /** ConversionReviews admitted and not yet answered (being read or converted). */
+  inFlight: Gauge;
+  /** Bytes those reviews were admitted with (their Content-Length, or the body limit without one). */
+  inFlightBytes: Gauge;
 }
 
 /** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
@@ -34,7 +38,7 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
     }),
     failures: new Counter({
       name: 'aiops_conversion_failures_total',
-      help: 'Failed requests by reason (malformed, conversion, body_too_large, timeout, internal: an exception while answering).',
+      help: 'Failed requests by reason (malformed, conversion, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
       labelNames: ['reason'],
       registers: [registry],
     }),
@@ -49,6 +53,16 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       help: 'Time to answer a ConversionReview, in seconds.',
       labelNames: ['result'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: 'aiops_conversion_in_flight_requests',
+      help: 'ConversionReviews admitted and not yet answered; never above the concurrency cap.',
+      registers: [registry],
+    }),
+    inFlightBytes: new Gauge({
+      name: 'aiops_conversion_in_flight_bytes',
+      help: 'Declared body bytes of the ConversionReviews in flight; never above the in-flight byte budget.',
       registers: [registry],
     }),
   };

@@ -1,7 +1,8 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
 // GET /healthz and /readyz, GET /metrics. Hardened for what the network can send: a
-// body size limit, per-request and header timeouts, keep-alive, and a graceful close
-// that lets in-flight reviews finish. Nothing one request sends stops the process: an
+// body size limit, a cap on the reviews in flight (by count and by declared bytes: over
+// it, 429 with Retry-After, which the apiserver's client honours and retries), per-request
+// and header timeouts, keep-alive, and a graceful close that lets in-flight reviews finish. Nothing one request sends stops the process: an
 // exception while answering (a value too deep to serialize, say) is that request's
 // Failure or 500, logged and counted. Runs standalone (main.ts) or inside a host process.
 
@@ -22,6 +23,36 @@ import {
   type CertPaths,
 } from './tls.ts';
 
+/**
+ * Default largest request body: 8 MiB. The apiserver sends one ConversionReview per object it
+ * reads or writes (an object is at most 1.5 MiB, etcd's request limit) and one per LIST
+ * response holding every object of it not at the wanted version, so a LIST's review grows
+ * with the list; 8 MiB converts any single object with room to spare and a LIST at another
+ * version of ~19,000 AITasks of ~430 bytes (~2,300 of 3.5 KiB). Answering a review peaks at
+ * ~10 times its body in RSS (measured: +76 MiB for one 8 MiB review), so the 32 MiB it used
+ * to be could take the 384 MiB container past its limit by itself.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Default cap on ConversionReviews in flight at once: 8. Conversion runs on one thread, so
+ * more at once only holds more bodies in memory; small reviews (single objects) still pass
+ * beside a large one.
+ */
+export const DEFAULT_MAX_CONCURRENT_REVIEWS = 8;
+
+/**
+ * Default byte budget of the reviews in flight: 10 MiB, one of the largest at a time (which
+ * peaks near +80 MiB of RSS; two at once measured +157 MiB, too close to the 384 MiB container
+ * beside the operator's caches) and 2 MiB beside it for single-object reviews (an object is at
+ * most 1.5 MiB). Conversion runs on one thread, so a second large review waits its turn (429,
+ * retried by the apiserver a second later) at no cost in throughput.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = DEFAULT_MAX_BODY_BYTES + 2 * 1024 * 1024;
+
+/** Seconds a client is told to wait (Retry-After) when the webhook is at its cap. */
+export const RETRY_AFTER_SECONDS = 1;
+
 export interface WebhookOptions {
   /** TCP port (default 9443; 0 picks a free one). */
   port?: number;
@@ -29,8 +60,21 @@ export interface WebhookOptions {
   host?: string;
   /** Certificate and key files (default tls.crt/tls.key in /tmp/k8s-webhook-server/serving-certs). */
   cert?: CertPaths;
-  /** Largest accepted request body in bytes (default 32 MiB); larger gets 413. */
+  /** Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES, 8 MiB); larger gets 413. */
   maxBodyBytes?: number;
+  /**
+   * Most ConversionReviews read or converted at once (default DEFAULT_MAX_CONCURRENT_REVIEWS,
+   * 8); one more gets 429 with `Retry-After: 1` and its body is discarded unread. The
+   * apiserver's client retries a 429 with Retry-After (up to 10 times), so a burst waits
+   * instead of failing.
+   */
+  maxConcurrentReviews?: number;
+  /**
+   * Most body bytes admitted at once (default DEFAULT_MAX_IN_FLIGHT_BYTES, 10 MiB): each
+   * review counts its Content-Length (the body limit when it has none); a review that would
+   * go over gets 429 like one over the count, unless nothing else is in flight.
+   */
+  maxInFlightBytes?: number;
   /** Whole-request deadline in milliseconds (default 10 000); a slower client gets 408. */
   requestTimeoutMs?: number;
   /** Idle keep-alive in milliseconds (default 30 000). */
@@ -73,7 +117,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const log = opts.logger ?? createLogger('conversion-webhook');
   const metrics = opts.metrics ?? createMetrics();
   const certPaths = opts.cert ?? certPathsIn(DEFAULT_CERT_DIR);
-  const maxBody = opts.maxBodyBytes ?? 32 * 1024 * 1024;
+  const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const pair = readCertPair(certPaths);
   let stashKey = checkedKey(opts.stashKey ?? randomBytes(MIN_KEY_BYTES));
   if (opts.stashKey === undefined)
@@ -85,7 +129,17 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
     connectionsCheckingInterval: Math.min(opts.requestTimeoutMs ?? 10_000, 1000),
   });
-  const ctx: Ctx = { log, metrics, maxBody, key: () => stashKey };
+  const ctx: Ctx = {
+    log,
+    metrics,
+    maxBody,
+    key: () => stashKey,
+    gate: new Admission(
+      opts.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
+      opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES,
+      metrics,
+    ),
+  };
   server.on('request', (req, res) => {
     try {
       route(req, res, ctx);
@@ -155,6 +209,45 @@ interface Ctx {
   maxBody: number;
   /** The stash key in use. */
   key: () => Uint8Array;
+  gate: Admission;
+}
+
+/**
+ * The cap on reviews in flight, by count and by declared bytes, mirrored in the in-flight
+ * gauges. A review that is alone is always admitted (up to the body limit), so a budget below
+ * the body limit cannot refuse everything.
+ */
+class Admission {
+  #count = 0;
+  #bytes = 0;
+  readonly #maxCount: number;
+  readonly #maxBytes: number;
+  readonly #metrics: WebhookMetrics;
+
+  constructor(maxCount: number, maxBytes: number, metrics: WebhookMetrics) {
+    this.#maxCount = Math.max(1, maxCount);
+    this.#maxBytes = maxBytes;
+    this.#metrics = metrics;
+  }
+
+  /** Admits a review of `bytes`, returning its release (call once), or undefined when over the cap. */
+  enter(bytes: number): (() => void) | undefined {
+    if (this.#count >= this.#maxCount) return undefined;
+    if (this.#count > 0 && this.#bytes + bytes > this.#maxBytes) return undefined;
+    this.#count++;
+    this.#bytes += bytes;
+    this.#metrics.inFlight.inc();
+    this.#metrics.inFlightBytes.inc(bytes);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#count--;
+      this.#bytes -= bytes;
+      this.#metrics.inFlight.dec();
+      this.#metrics.inFlightBytes.dec(bytes);
+    };
+  }
 }
 
 function checkedKey(key: Uint8Array): Uint8Array {
@@ -194,6 +287,17 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     );
     return;
   }
+  const release = ctx.gate.enter(declared > 0 ? declared : ctx.maxBody);
+  if (release === undefined) {
+    // The body is read and discarded (not kept) and the connection stays open, so a client
+    // still sending it gets the answer instead of a broken pipe, and its retry can reuse it.
+    reject(req, res, ctx, 429, 'too many conversion reviews in flight; retry shortly', 'overloaded', {
+      'Retry-After': String(RETRY_AFTER_SECONDS),
+    });
+    return;
+  }
+  // Released once the request is answered, cut off or its connection lost, whichever is first.
+  res.once('close', release);
   const chunks: Buffer[] = [];
   let size = 0;
   let aborted = false;
@@ -303,13 +407,18 @@ function reject(
   code: number,
   message: string,
   reason: string,
+  headers: Record<string, string> = { Connection: 'close' },
 ): void {
   ctx.metrics.requests.inc({ code: String(code), result: 'Failure' });
   ctx.metrics.failures.inc({ reason });
   ctx.log.warn('request rejected', { code, message });
-  send(res, code, 'application/json', JSON.stringify({ kind: 'Status', status: 'Failure', code, message }), {
-    Connection: 'close',
-  });
+  send(
+    res,
+    code,
+    'application/json',
+    JSON.stringify({ kind: 'Status', status: 'Failure', code, message }),
+    headers,
+  );
   req.resume();
 }
 

@@ -1,7 +1,8 @@
 // Conversion benchmarks (DESIGN §9): ConversionReviews of 1, 100 and 1,500 objects
 // against the real HTTPS webhook, compared with same-version reviews (protocol cost
 // only) in the same run; and on the real apiserver, a LIST of 10,000 AITasks at v1
-// (through the webhook) against the same LIST at the storage version v2.
+// (through the webhook) against the same LIST at the storage version v2; and the webhook's
+// RSS under N parallel maximum-size reviews against its idle RSS (webhook-memory.ts).
 
 import * as https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { createServingCert } from '../../scripts/lib/certs.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
 import type { Environment } from '../support/environment.ts';
 import { median, ms, percentile, printTable, ratio, timeRuns } from './stats.ts';
+import { webhookMemory } from './webhook-memory.ts';
 
 function post(agent: https.Agent, port: number, ca: string, body: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -159,5 +161,6 @@ async function listThroughWebhook(env: Environment, count: number): Promise<void
 /** Runs the conversion section; `count` AITasks for the LIST (default 10,000). */
 export async function bench(env: Environment, count = 10_000): Promise<void> {
   await reviewLatency();
+  await webhookMemory();
   await listThroughWebhook(env, count);
 }
