@@ -20,7 +20,14 @@ import { Controller } from './runtime/controller.ts';
 import type { Defaults } from './decision/decide.ts';
 import { EventRecorder } from './edges/events.ts';
 import { History } from './edges/history.ts';
-import { Informer, objectKey } from './runtime/informer.ts';
+import { Informer, objectKey, registerCacheMetrics, type KubeObject } from './runtime/informer.ts';
+import {
+  CACHE_TRIM_ENV,
+  MAX_CACHED_OBJECT_BYTES,
+  TASK_PAGE_SIZE,
+  trimDeployment,
+  trimCustomObject,
+} from './runtime/trim.ts';
 import { Resources, type Deployment, type Lease } from './runtime/kinds.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import type { Logger } from '../api/log.ts';
@@ -166,29 +173,38 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     (err: unknown): void =>
       log.warn('watch failed, reconnecting', { resource: kind, error: (err as Error).message });
   const tasks = new AITaskClient(transport, 'v2');
+  // Caches keep only what the operator reads, and refuse objects still too large (trim.ts).
+  const trim = process.env[CACHE_TRIM_ENV] !== 'off';
+  const onRefused =
+    (kind: string) =>
+    (obj: KubeObject, bytes: number): void =>
+      log.warn('object too large to cache; ignored until it shrinks', {
+        resource: kind,
+        key: objectKey(obj),
+        bytes,
+        maxBytes: MAX_CACHED_OBJECT_BYTES,
+      });
+  const bounded = (
+    kind: string,
+  ): { maxObjectBytes: number; onRefused: (o: KubeObject, n: number) => void } => ({
+    maxObjectBytes: MAX_CACHED_OBJECT_BYTES,
+    onRefused: onRefused(kind),
+  });
   const taskCache = new Informer<v2.AITask>(tasks, {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
     ...(o.watchLabelSelector !== undefined ? { labelSelector: o.watchLabelSelector } : {}),
     indexers: { target: targetKeys },
+    ...(trim ? { transform: trimCustomObject([APPROVE_ANNOTATION]), ...bounded('aitasks') } : {}),
+    pageSize: TASK_PAGE_SIZE,
     onError: onError('aitasks'),
   });
   const deployments = new Informer<Deployment>(new ResourceClient(transport, Resources.deployments), {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
-    transform: (d) => {
-      delete d.metadata.managedFields;
-      const { replicas, selector } = d.spec ?? {};
-      const { readyReplicas, availableReplicas } = d.status ?? {};
-      return {
-        metadata: d.metadata,
-        spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
-        status: {
-          ...(readyReplicas !== undefined ? { readyReplicas } : {}),
-          ...(availableReplicas !== undefined ? { availableReplicas } : {}),
-        },
-      };
-    },
+    transform: trimDeployment,
+    ...bounded('deployments'),
     onError: onError('deployments'),
   });
+  registerCacheMetrics(telemetry.registry, { aitasks: taskCache, deployments });
   const sameTarget = (t: v2.AITask): string[] => {
     const [target = ''] = targetKeys(t);
     return taskCache.byIndex('target', target).filter((k) => k !== objectKey(t));
