@@ -12,10 +12,12 @@ export const DEFAULT_INSTALL = {
   /** Port the webhook listens on inside the pod (OLM's default container port). */
   webhookPort: 9443,
   /**
-   * Secret (data key `key`) with the HMAC key that signs the conversion stash; the hosted
-   * webhook creates it once and keeps it across upgrades and certificate rotations.
+   * Secret holding, under data key `conversion-key`, the HMAC key that signs the conversion
+   * stash: the same Secret as the self-signed certificate, whose name every release's RBAC
+   * grants `get`/`update` on (on an OLM install no certificate lives there, only the key).
+   * The hosted webhook adds the key once and keeps it across upgrades and rotations.
    */
-  conversionKeySecret: 'aiops-conversion-key',
+  conversionKeySecret: 'aiops-webhook-service-cert',
 } as const;
 
 /** Finalizer the operator puts on every AITask. */

@@ -110,9 +110,10 @@ export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
   /**
    * The self-signed webhook certificate (`--self-signed-cert`, plain install;
-   * conversion-webhook/cert-rotation.ts) and the conversion stash key (cmd/conversion-key.ts):
-   * each created once when absent, so `create`, which cannot be bound to a name either; then
-   * read (and the certificate renewed) by name only.
+   * conversion-webhook/cert-rotation.ts) and, in the same Secret, the conversion stash key
+   * (cmd/conversion-key.ts): created once when absent, so `create`, which cannot be bound to a
+   * name either; then read, renewed and given the key by name only. One name for both keeps
+   * the key readable under every release's role, the ones before the key included.
    */
   { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
   {
@@ -120,15 +121,5 @@ export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
     resources: ['secrets'],
     resourceNames: [DEFAULT_INSTALL.webhookCertSecret],
     verbs: ['get', 'update'],
-  },
-  /**
-   * The key that signs the conversion stash (cmd/conversion-key.ts): created once (the
-   * `create` above), then only read, by name.
-   */
-  {
-    apiGroups: [''],
-    resources: ['secrets'],
-    resourceNames: [DEFAULT_INSTALL.conversionKeySecret],
-    verbs: ['get'],
   },
 ];

@@ -1,13 +1,15 @@
 // The key that signs the conversion stash, for the webhook hosted in the operator process.
 // Every replica must sign and verify with the same key, and a stash signed before an
 // upgrade or a certificate rotation must still verify after it, so the key lives in a
-// Secret of its own in the operator's namespace (DEFAULT_INSTALL.conversionKeySecret),
-// created by whichever replica first finds it absent and never changed after. The shipped
-// RBAC grants `create` on secrets and `get` on this name only.
+// Secret of the operator's namespace (DEFAULT_INSTALL.conversionKeySecret, the Secret of the
+// self-signed certificate, under its own data key), added by whichever replica first finds
+// it absent and never changed after. Every release's RBAC grants `create` on secrets and
+// `get`/`update` on that name, so the key is readable whichever release's role a pod runs
+// under during an upgrade; the certificate's renewal keeps the key (cert-rotation.ts).
 
 import { randomBytes } from 'node:crypto';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
-import { AlreadyExistsError, NotFoundError } from '../api/kube/errors.ts';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../api/kube/errors.ts';
 import type { Logger } from '../api/log.ts';
 import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
@@ -16,20 +18,22 @@ import type { WebhookServer } from '../conversion-webhook/server.ts';
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 
 /** The data key of the Secret that holds the key (base64 of 32 random bytes). */
-export const KEY_DATA = 'key';
+export const KEY_DATA = 'conversion-key';
 
 interface KeySecret {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; resourceVersion?: string; labels?: Record<string, string> };
   type?: string;
   data?: Record<string, string>;
 }
 
 /**
- * The key in Secret `namespace/name`, after creating the Secret with 32 random bytes when
- * it does not exist; a replica that loses the race to create it (409 AlreadyExists) reads
- * the winner's. Rejects when the API call fails or the Secret holds no usable key.
+ * The key in Secret `namespace/name`, after adding 32 random bytes under KEY_DATA when the
+ * Secret lacks them (created when absent, else a PUT bound to the resourceVersion read, so
+ * the other fields stay); a replica that loses a race (409) reads again and takes the
+ * winner's, up to 5 attempts. Rejects when an API call fails otherwise, or when the Secret
+ * holds a key too short to use (never replaced silently).
  */
 export async function ensureConversionKey(opts: {
   readonly transport: KubeTransport;
@@ -38,31 +42,34 @@ export async function ensureConversionKey(opts: {
 }): Promise<Buffer> {
   const secrets = new ResourceClient<KeySecret>(opts.transport, SECRETS);
   const where = `${opts.namespace}/${opts.name}`;
-  const read = async (): Promise<Buffer> => {
-    const encoded = (await secrets.get(opts.namespace, opts.name)).data?.[KEY_DATA];
-    const key = Buffer.from(encoded ?? '', 'base64');
-    if (key.length < MIN_KEY_BYTES)
-      throw new Error(`Secret ${where} has no ${KEY_DATA} of at least ${MIN_KEY_BYTES} bytes`);
-    return key;
-  };
-  try {
-    return await read();
-  } catch (err) {
-    if (!(err instanceof NotFoundError)) throw err;
-  }
-  const key = randomBytes(MIN_KEY_BYTES);
-  try {
-    await secrets.create(opts.namespace, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: opts.name, labels: { 'app.kubernetes.io/name': 'aiops-operator' } },
-      type: 'Opaque',
-      data: { [KEY_DATA]: key.toString('base64') },
+  for (let attempt = 1; ; attempt++) {
+    const current = await secrets.get(opts.namespace, opts.name).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
     });
-    return key;
-  } catch (err) {
-    if (err instanceof AlreadyExistsError) return read();
-    throw err;
+    const encoded = current?.data?.[KEY_DATA];
+    if (encoded !== undefined) {
+      const key = Buffer.from(encoded, 'base64');
+      if (key.length < MIN_KEY_BYTES)
+        throw new Error(`Secret ${where} has no ${KEY_DATA} of at least ${MIN_KEY_BYTES} bytes`);
+      return key;
+    }
+    const key = randomBytes(MIN_KEY_BYTES);
+    const data = { ...current?.data, [KEY_DATA]: key.toString('base64') };
+    try {
+      if (current === undefined)
+        await secrets.create(opts.namespace, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: opts.name, labels: { 'app.kubernetes.io/name': 'aiops-operator' } },
+          type: 'Opaque',
+          data,
+        });
+      else await secrets.replace(opts.namespace, opts.name, { ...current, data });
+      return key;
+    } catch (err) {
+      if (attempt >= 5 || !(err instanceof AlreadyExistsError || err instanceof ConflictError)) throw err;
+    }
   }
 }
 

@@ -102,7 +102,7 @@ const command = buildCommand(run)
   )
   .option(
     '--conversion-key-secret <name>',
-    "Secret in the pod's namespace holding the key that signs the conversion stash (data key `key`); created with a random key when absent and kept across upgrades (needs get on it and create on secrets, as the shipped RBAC grants). While it cannot be read the webhook signs with a key of its own process, retried every 10 s",
+    "Secret in the pod's namespace holding the key that signs the conversion stash (data key `conversion-key`; by default the self-signed certificate's Secret, whose name every release's RBAC grants get and update on); the key is added when absent and kept across upgrades and certificate renewals. While it cannot be read the webhook signs with a key of its own process, retried every 10 s",
     DEFAULT_INSTALL.conversionKeySecret,
   )
   .addOption(

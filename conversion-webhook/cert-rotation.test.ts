@@ -134,8 +134,15 @@ test('self-signed serving certificate lifecycle', async (t) => {
     'a valid cert is left alone',
   );
 
+  // Another field of the Secret (the operator keeps its conversion stash key there).
+  await secrets.patch(ns, 'aiops-webhook-cert', { data: { 'conversion-key': 'a2VlcCBtZQ==' } });
   const before = readFileSync(join(base.certDir, 'tls.crt'), 'utf8');
   const sameCA = await syncServingCert({ ...base, renewBeforeDays: 400 });
+  assert.equal(
+    (await secrets.get(ns, 'aiops-webhook-cert')).data?.['conversion-key'],
+    'a2VlcCBtZQ==',
+    'the renewal keeps the other fields',
+  );
   assert.equal(sameCA, ca, 'renewal keeps the CA, so the caBundle stays valid');
   const renewed = readFileSync(join(base.certDir, 'tls.crt'), 'utf8');
   assert.notEqual(renewed, before, 'the leaf was renewed');

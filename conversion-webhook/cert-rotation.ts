@@ -86,7 +86,9 @@ async function syncOnce(o: RotationOptions): Promise<string> {
     changed = true;
   }
   if (changed) {
+    // Other fields (the conversion stash key, cmd/conversion-key.ts) stay as they are.
     const data = {
+      ...existing?.data,
       'ca.crt': b64(caCert),
       'ca.key': b64(caKey),
       'tls.crt': b64(tlsCrt),
