@@ -5,7 +5,10 @@
 // with 1,000 and then 10,000 AITasks and their Deployments cached and converged, and the
 // webhook's RSS after a 10,000-object ConversionReview (what a first LIST at v1 sends) —
 // each next to an idle Node HTTP server started the same way in the same run (the floor),
-// with the issue-16 targets. Progress goes to stderr, results to stdout.
+// with the issue-16 targets — and RSS with 1,500 AITasks each carrying a 250 KiB annotation
+// (issue 22's crash-loop), cached trimmed (as shipped) and untrimmed (AIOPS_CACHE_TRIM=off,
+// the cache before operator/runtime/trim.ts) in the same run, with their ratio. Progress goes
+// to stderr, results to stdout.
 
 import * as https from 'node:https';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +24,9 @@ import { freePorts } from '../../scripts/lib/ports.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
 import type { Environment } from '../support/environment.ts';
-import { clients, converged, mib, namespace, populate, sayer, secs, sleep } from './fixtures.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { CACHE_TRIM_ENV } from '../../operator/runtime/trim.ts';
+import { clients, converged, mib, namespace, pool, populate, sayer, secs, sleep } from './fixtures.ts';
 import { median, ms, printTable } from './stats.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,6 +40,10 @@ const MANY = 10_000;
 /** Objects in the ConversionReview sent to the hosted webhook. */
 const REVIEW_N = 10_000;
 const MiB = 2 ** 20;
+/** AITasks of the oversized measure, each with an OVERSIZED_BYTES annotation (issue 22). */
+const OVERSIZED = 1500;
+/** 250 KiB: just under the apiserver's 256 KiB limit on an object's annotations. */
+const OVERSIZED_BYTES = 250 * 1024;
 
 /**
  * How the image's runtime stage runs Node (after the last `FROM`): its `ENV` lines and the
@@ -128,8 +137,51 @@ function review(port: number, ca: string, n: number): Promise<void> {
 
 const ratioTo = (value: number, target: number): string => `${(value / target).toFixed(2)} of target`;
 
-/** The section; `env` is the shared environment of `npm run bench`. */
-export async function bench(env: Environment): Promise<void> {
+/** AITask `i` of the oversized measure: a missing target (nothing to act on) and `blob` as an annotation. */
+function oversizedTask(i: number, blob: string): v2.AITask {
+  return {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: `big-${i}`, annotations: { 'bench.example.com/blob': blob } },
+    spec: {
+      target: { kind: 'Deployment', name: `none-${i}` },
+      trigger: { query: 'vector(0)', threshold: 1 },
+      remediation: { action: 'Noop' },
+      intervalSeconds: 3600,
+    },
+  };
+}
+
+/** The value of `name{resource="…"}` in a /metrics text (0 when absent). */
+function gauge(text: string, name: string, resource: string): number {
+  const m = new RegExp(`^${name}\\{resource="${resource}"\\} (\\S+)$`, 'm').exec(text);
+  return Number(m?.[1] ?? 0);
+}
+
+/** The table row of the oversized measure: trimmed RSS against untrimmed, measured in the same run. */
+function oversizedRow(
+  trimmed: { rss: number; cacheBytes: number } | string,
+  untrimmed: { rss: number; cacheBytes: number } | string,
+): string[] {
+  const show = (r: { rss: number; cacheBytes: number } | string): string =>
+    typeof r === 'string' ? r : `${mib(r.rss)} (cache ${mib(r.cacheBytes)})`;
+  return [
+    `RSS, ${OVERSIZED} AITasks with ${OVERSIZED_BYTES / 1024} KiB annotations cached (trimmed)`,
+    show(trimmed),
+    `untrimmed (${CACHE_TRIM_ENV}=off): ${show(untrimmed)}`,
+    typeof trimmed === 'string' || typeof untrimmed === 'string'
+      ? ''
+      : `${(trimmed.rss / untrimmed.rss).toFixed(2)}x untrimmed`,
+    '≤ 384 MiB (the limit)',
+    typeof trimmed === 'string' ? '' : ratioTo(trimmed.rss, 384 * MiB),
+  ];
+}
+
+/**
+ * The section; `env` is the shared environment of `npm run bench`. `only: 'oversized'` runs
+ * the oversized-annotation measure alone (section `memory-oversized`).
+ */
+export async function bench(env: Environment, only?: 'oversized'): Promise<void> {
   const started = performance.now();
   const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-memory-'));
   const bundle = join(dir, 'operator.mjs');
@@ -143,7 +195,10 @@ export async function bench(env: Environment): Promise<void> {
   const c = clients(await KubeTransport.create({ kubeconfig }));
   const prometheus = await startPrometheus([]);
   const running = new Set<Proc>();
-  const operator = async (ns: string): Promise<Proc & { webhookPort: number }> => {
+  const operator = async (
+    ns: string,
+    extraEnv: Record<string, string> = {},
+  ): Promise<Proc & { webhookPort: number; metricsPort: number }> => {
     const [metrics = 0, health = 0, webhook = 0] = await freePorts(3);
     const p = await spawnReady(
       [
@@ -161,13 +216,67 @@ export async function bench(env: Environment): Promise<void> {
         `--prometheus-url=${prometheus.url}`,
         '--log-level=warn',
       ],
-      image.env,
+      { ...image.env, ...extraEnv },
       `http://127.0.0.1:${health}/readyz`,
     );
     running.add(p);
-    return { ...p, webhookPort: webhook };
+    return { ...p, webhookPort: webhook, metricsPort: metrics };
+  };
+  /**
+   * RSS with OVERSIZED AITasks of OVERSIZED_BYTES annotations cached, trimmed and untrimmed
+   * (one operator after the other on the same namespace).
+   */
+  const measureOversized = async () => {
+    const bigNs = await namespace(c, `bench-memory-oversized-${Date.now().toString(36)}`);
+    const blob = 'x'.repeat(OVERSIZED_BYTES);
+    await pool(
+      Array.from({ length: OVERSIZED }, (_, i) => i),
+      8,
+      (i) => c.tasks.create(bigNs, oversizedTask(i, blob)),
+    );
+    say(`${OVERSIZED} AITasks with ${OVERSIZED_BYTES / 1024} KiB annotations in ${bigNs}`);
+    /** RSS once the operator has all of bigNs cached, or why it could not (it exited). */
+    const cachedRss = async (trim: boolean): Promise<{ rss: number; cacheBytes: number } | string> => {
+      let p;
+      try {
+        p = await operator(bigNs, trim ? {} : { [CACHE_TRIM_ENV]: 'off' });
+      } catch (err) {
+        return `never ready: ${(err as Error).message.slice(0, 200)}`;
+      }
+      try {
+        for (;;) {
+          if (p.child.exitCode !== null || p.child.signalCode !== null)
+            return `exited (${p.child.exitCode ?? p.child.signalCode ?? ''})`;
+          const text = await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`).then(
+            (r) => r.text(),
+            () => '',
+          );
+          if (gauge(text, 'aiops_cache_objects', 'aitasks') >= OVERSIZED) {
+            await sleep(SETTLE_MS);
+            return { rss: rss(p.pid), cacheBytes: gauge(text, 'aiops_cache_bytes', 'aitasks') };
+          }
+          await sleep(500);
+        }
+      } finally {
+        await p.stop();
+        running.delete(p);
+      }
+    };
+    const trimmed = await cachedRss(true);
+    const untrimmed = await cachedRss(false);
+    say(`oversized: trimmed ${JSON.stringify(trimmed)}, untrimmed ${JSON.stringify(untrimmed)}`);
+    return [trimmed, untrimmed] as const;
   };
   try {
+    if (only === 'oversized') {
+      const [trimmed, untrimmed] = await measureOversized();
+      printTable(
+        `cache trimming, as deployed (section took ${secs(performance.now() - started)})`,
+        ['measure', 'value', 'baseline in the same run', 'ratio', 'target', 'vs target'],
+        [oversizedRow(trimmed, untrimmed)],
+      );
+      return;
+    }
     const [floorPort = 0] = await freePorts(1);
     const floorStarts: number[] = [];
     const floorRsses: number[] = [];
@@ -231,6 +340,8 @@ export async function bench(env: Environment): Promise<void> {
     running.delete(op);
     say(`${ns} is left to the environment's teardown`);
 
+    const [trimmed, untrimmed] = await measureOversized();
+
     const floor = `idle Node HTTP server (median of ${STARTS}): ${mib(floorRss)}`;
     const vsFloor = (x: number): string => `${(x / floorRss).toFixed(2)}x floor`;
     /** A row of an RSS figure against the floor and its target (MiB). */
@@ -265,6 +376,7 @@ export async function bench(env: Environment): Promise<void> {
           '≤ 20 MiB',
           ratioTo(reviewedRss - hostingIdle, 20 * MiB),
         ],
+        oversizedRow(trimmed, untrimmed),
         [`  ${FEW} AITasks converge`, secs(fewMs), '', '', '', ''],
         [`  ${MANY - FEW} more converge`, secs(manyMs), '', '', '', ''],
       ],
