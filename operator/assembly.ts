@@ -158,11 +158,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     namespaceQps: o.namespaceReconcileQps,
     namespaceBurst: o.namespaceReconcileBurst,
   });
-  const slots = new RemediationSlots(
-    o.maxConcurrentRemediations,
-    o.maxConcurrentRemediationsPerNamespace,
-    () => taskCache.list().map((t) => [objectKey(t), t.status] as const),
-  );
+  const slots = new RemediationSlots(o.maxConcurrentRemediations, o.maxConcurrentRemediationsPerNamespace);
   const telemetry = createTelemetry(
     () => queue.depth,
     () => queue.inFlight,

@@ -186,14 +186,16 @@ export class Reconciler {
       task = await this.#writeStatus(task, seeded, [], log);
       log.info('status updated', { phase: seeded.phase });
     }
+    let coolingDown = false;
     try {
       if (isInFlight(task.status?.pendingDecision))
         task = await this.#settle(await d.tasks.get(namespace, name), log);
       const out = await this.#evaluate(key, task, log);
       task = out.task;
+      coolingDown = out.coolingDown;
       return { requeueAfterMs: out.requeueAfterMs };
     } finally {
-      if (d.slots.sync(key, task.status)) d.onSlotFreed?.();
+      if (d.slots.sync(task.metadata.uid ?? key, task.status, coolingDown)) d.onSlotFreed?.();
     }
   }
 
@@ -201,7 +203,7 @@ export class Reconciler {
     key: string,
     initial: v2.AITask,
     log: Logger,
-  ): Promise<{ task: v2.AITask; requeueAfterMs: number }> {
+  ): Promise<{ task: v2.AITask; requeueAfterMs: number; coolingDown: boolean }> {
     const d = this.#d;
     if (initial.status?.observedGeneration !== initial.metadata.generation) await d.history.record(initial);
     let task: v2.AITask = { ...initial, spec: clampSpec(initial.spec) };
@@ -242,7 +244,11 @@ export class Reconciler {
       } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
     } else task = await this.#act(task, ev, ev.act, prepared, deployment, log);
     if (approval.consume) await this.#consumeApproval(task);
-    return { task, requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs) };
+    return {
+      task,
+      requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs),
+      coolingDown: verdict.kind === 'blocked' && verdict.blockedBy === 'Cooldown',
+    };
   }
 
   /**
@@ -309,7 +315,7 @@ export class Reconciler {
   ): Promise<{ verdict: Verdict; extra: EvaluationExtra; prepared?: Prepared }> {
     const d = this.#d;
     if (act.plan.action !== 'Noop') {
-      const refused = d.slots.acquire(key);
+      const refused = d.slots.acquire(key, task.metadata.uid ?? key);
       if (refused !== undefined) {
         const { holders, namespace, flag, cap } = refused;
         const where = namespace === undefined ? '' : ` in namespace ${namespace}`;

@@ -1,72 +1,103 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type * as v2 from '../../api/schema/v2.ts';
 import { cordonAllowed, crossNamespaceRefusal, mayTarget, RemediationSlots, targetOwner } from './caps.ts';
 
-test('remediation slots: capped, kept by the holder, freed when the status leaves Healing', () => {
-  const cached = new Map<string, v2.Status>([
-    ['ns/old', { phase: 'Healing' }],
-    ['ns/idle', { phase: 'Monitoring' }],
-  ]);
-  const slots = new RemediationSlots(2, 0, () => cached.entries());
+/** Grants are by UID; in these tests a task's UID is its key with a "uid:" prefix. */
+const uid = (key: string): string => `uid:${key}`;
+
+test('remediation slots: capped, kept by the holder, freed when the status leaves Healing or the task cools down', () => {
+  const slots = new RemediationSlots(2, 0);
+  assert.deepEqual(slots.holders(), [], 'a fresh process holds nothing, whatever statuses say');
   const full = (holders: string[]) => ({ flag: '--max-concurrent-remediations', cap: 2, holders });
-  assert.deepEqual(slots.holders(), ['ns/old'], 'seeded from cached statuses');
-  assert.equal(slots.acquire('ns/a'), undefined);
-  assert.deepEqual(slots.acquire('ns/b'), full(['ns/a', 'ns/old']));
-  assert.equal(slots.acquire('ns/a'), undefined, 'a holder keeps its slot');
-  assert.equal(slots.sync('ns/old', { phase: 'Healed' }), false, 'not held by this process before');
-  assert.equal(slots.acquire('ns/b'), undefined, 'known statuses win over the cache');
-  assert.deepEqual(slots.acquire('ns/c'), full(['ns/a', 'ns/b']));
-  assert.equal(slots.sync('ns/a', { phase: 'Failed' }), true);
-  assert.equal(slots.acquire('ns/c'), undefined);
+  assert.equal(slots.acquire('ns/a', uid('ns/a')), undefined);
+  assert.equal(slots.acquire('ns/old', uid('ns/old')), undefined);
+  assert.deepEqual(slots.acquire('ns/b', uid('ns/b')), full(['ns/a', 'ns/old']));
+  assert.equal(slots.acquire('ns/a', uid('ns/a')), undefined, 'a holder keeps its slot');
+  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), false, 'still healing: kept');
+  assert.equal(slots.sync(uid('ns/old'), { phase: 'Healed' }, false), true, 'recovered: freed');
+  assert.equal(slots.acquire('ns/b', uid('ns/b')), undefined);
+  assert.deepEqual(slots.acquire('ns/c', uid('ns/c')), full(['ns/a', 'ns/b']));
+  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, true), true, 'waiting out a cooldown: freed');
+  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), false, 'a status never grants');
+  assert.equal(slots.acquire('ns/c', uid('ns/c')), undefined);
   assert.equal(slots.forget('ns/c'), true);
-  assert.equal(new RemediationSlots(0, 0, () => []).acquire('x'), undefined, '0 means no cap');
+  assert.equal(slots.forget('ns/c'), false);
+  assert.equal(new RemediationSlots(0, 0).acquire('x', 'u'), undefined, '0 means no cap');
 });
 
-test('remediation slots: one namespace holds at most its share, the others still get slots', () => {
-  const slots = new RemediationSlots(4, 2, () => []);
-  assert.equal(slots.acquire('a/t0'), undefined);
-  assert.equal(slots.acquire('a/t1'), undefined);
-  assert.deepEqual(slots.acquire('a/t2'), {
+test('remediation slots: a recreated task (same key, new UID) does not inherit the old grant', () => {
+  const slots = new RemediationSlots(1, 0);
+  assert.equal(slots.acquire('ns/a', 'uid-1'), undefined);
+  assert.equal(slots.sync('uid-2', { phase: 'Healing' }, false), false);
+  assert.equal(slots.acquire('ns/a', 'uid-2')?.flag, '--max-concurrent-remediations', 'uid-1 still holds it');
+  assert.equal(slots.forget('ns/a'), true, 'deleting the key frees the old grant');
+  assert.equal(slots.acquire('ns/a', 'uid-2'), undefined);
+});
+
+test('remediation slots: forged statuses count for nothing; two always-breaching namespaces in cooldown do not hold the pool', () => {
+  const slots = new RemediationSlots(10, 5);
+  for (let i = 0; i < 10; i++)
+    assert.equal(slots.sync(uid(`forger/t${i}`), { phase: 'Healing' }, false), false);
+  assert.deepEqual(slots.holders(), [], 'ten forged Healing statuses hold nothing');
+  for (const ns of ['a', 'b'])
+    for (let i = 0; i < 5; i++) {
+      const key = `${ns}/t${i}`;
+      assert.equal(slots.acquire(key, uid(key)), undefined);
+      assert.equal(slots.sync(uid(key), { phase: 'Healing' }, false), false, 'acted: held until cooldown');
+    }
+  assert.equal(slots.acquire('c/t0', uid('c/t0'))?.flag, '--max-concurrent-remediations', 'the pool is full');
+  for (const ns of ['a', 'b'])
+    for (let i = 0; i < 5; i++) slots.sync(uid(`${ns}/t${i}`), { phase: 'Healing' }, true);
+  assert.equal(slots.acquire('c/t0', uid('c/t0')), undefined, 'cooling down, they released the pool');
+});
+
+test('remediation slots: the per-namespace share', () => {
+  const slots = new RemediationSlots(4, 2);
+  const take = (key: string) => slots.acquire(key, uid(key));
+  assert.equal(take('a/t0'), undefined);
+  assert.equal(take('a/t1'), undefined);
+  assert.deepEqual(take('a/t2'), {
     flag: '--max-concurrent-remediations-per-namespace',
     cap: 2,
     namespace: 'a',
     holders: ['a/t0', 'a/t1'],
   });
-  assert.equal(slots.acquire('b/t0'), undefined, 'another namespace is not held back');
-  assert.equal(slots.acquire('b/t1'), undefined);
-  assert.equal(slots.acquire('c/t0')?.flag, '--max-concurrent-remediations', 'the pool is full');
-  assert.equal(slots.sync('a/t0', { phase: 'Healed' }), true);
-  assert.equal(slots.acquire('a/t2'), undefined, 'a freed slot of the namespace is taken again');
-  assert.equal(slots.acquire('a/t1'), undefined, 'a holder keeps its slot');
-  assert.equal(new RemediationSlots(0, 1, () => []).acquire('x/a'), undefined);
-  const shareOnly = new RemediationSlots(0, 1, () => [['x/a', { phase: 'Healing' }] as const]);
-  assert.equal(shareOnly.acquire('x/b')?.flag, '--max-concurrent-remediations-per-namespace');
-  assert.equal(shareOnly.acquire('y/b'), undefined, 'the share alone, without an overall cap');
+  assert.equal(take('b/t0'), undefined, 'another namespace is not held back');
+  assert.equal(take('b/t1'), undefined);
+  assert.equal(take('c/t0')?.flag, '--max-concurrent-remediations', 'the pool is full');
+  assert.equal(slots.sync(uid('a/t0'), { phase: 'Healed' }, false), true);
+  assert.equal(take('a/t2'), undefined, 'a freed slot of the namespace is taken again');
+  assert.equal(take('a/t1'), undefined, 'a holder keeps its slot');
+  assert.equal(new RemediationSlots(0, 1).acquire('x/a', 'u1'), undefined);
+  const shareOnly = new RemediationSlots(0, 1);
+  shareOnly.acquire('x/a', 'u1');
+  assert.equal(shareOnly.acquire('x/b', 'u2')?.flag, '--max-concurrent-remediations-per-namespace');
+  assert.equal(shareOnly.acquire('y/b', 'u3'), undefined, 'the share alone, without an overall cap');
 });
 
-test('remediation slots (property): holders never exceed the cap nor a namespace its share; refused only when full', () => {
+test('remediation slots (property): holders are grants only, never over the cap nor a namespace over its share; refused only when full', () => {
   fc.assert(
     fc.property(
       fc.integer({ min: 1, max: 4 }),
       fc.integer({ min: 0, max: 3 }),
       fc.array(
         fc.tuple(
-          fc.constantFrom('acquire', 'heal', 'forget'),
+          fc.constantFrom('acquire', 'heal', 'cool', 'forge', 'forget'),
           fc.constantFrom('a', 'b', 'c'),
           fc.integer({ min: 0, max: 9 }),
         ),
         { maxLength: 100 },
       ),
       (cap, perNamespace, ops) => {
-        const slots = new RemediationSlots(cap, perNamespace, () => []);
+        const slots = new RemediationSlots(cap, perNamespace);
+        const granted = new Set<string>();
         for (const [op, ns, i] of ops) {
           const key = `${ns}/t${i}`;
           if (op === 'acquire') {
             const before = slots.holders();
-            const refused = slots.acquire(key);
-            if (refused === undefined) slots.sync(key, { phase: 'Healing' });
+            const refused = slots.acquire(key, uid(key));
+            if (refused === undefined) granted.add(key);
             else {
               const mine = before.filter((k) => k.startsWith(`${ns}/`)).length;
               assert.ok(
@@ -74,9 +105,19 @@ test('remediation slots (property): holders never exceed the cap nor a namespace
                 'refused only when a cap is full',
               );
             }
-          } else if (op === 'heal') slots.sync(key, { phase: 'Healed' });
-          else slots.forget(key);
+          } else if (op === 'heal') {
+            slots.sync(uid(key), { phase: 'Healed' }, false);
+            granted.delete(key);
+          } else if (op === 'cool') {
+            slots.sync(uid(key), { phase: 'Healing' }, true);
+            granted.delete(key);
+          } else if (op === 'forge') slots.sync(uid(key), { phase: 'Healing' }, false);
+          else {
+            slots.forget(key);
+            granted.delete(key);
+          }
           const held = slots.holders();
+          assert.deepEqual(held, [...granted].sort(), 'only grants hold slots');
           assert.ok(held.length <= cap);
           if (perNamespace > 0)
             for (const n of ['a', 'b', 'c'])

@@ -3,9 +3,12 @@
 // it per namespace (`--max-concurrent-remediations-per-namespace`, so one tenant cannot hold
 // every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`) and on
 // the nodes cordoned for one namespace's AITasks (`--max-cordoned-nodes-per-namespace`), and one
-// AITask per target Deployment (the oldest of those allowed to act on it owns it). The slot
-// registry is in memory — only the leader acts — and seeded from the cached statuses for
-// tasks this process has not decided on yet.
+// AITask per target Deployment (the oldest of those allowed to act on it owns it). A slot is
+// held only by a grant this process made (in memory, by AITask UID — only the leader acts):
+// never by what a status says, which a tenant may write. A fresh leader starts with no
+// holders and grants again as tasks act; a grant ends when the task's status leaves the
+// remediation or the task waits out its cooldown, so a task that always breaches cannot keep
+// its slot for a day-long cooldown.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { isInFlight } from './settle.ts';
@@ -32,45 +35,41 @@ function namespaceOf(key: string): string {
 }
 
 /**
- * Remediations in flight: an AITask holds a slot from the decision to act until its target
- * recovers, it stalls, pauses or is deleted (its status leaves Healing).
+ * Remediations in flight: an AITask holds a slot from the grant of its decision to act
+ * until its status leaves the remediation (recovered, stalled, paused), it waits out its
+ * cooldown, or it is deleted. Only grants of this process count.
  */
 export class RemediationSlots {
   readonly #cap: number;
   readonly #perNamespace: number;
-  readonly #cached: () => Iterable<readonly [string, v2.Status | undefined]>;
-  readonly #known = new Map<string, boolean>();
+  /** Grants by AITask UID: the key that holds the slot. */
+  readonly #grants = new Map<string, string>();
 
   /**
    * `cap` slots in all (0: unlimited), of which the AITasks of one namespace hold at most
-   * `perNamespace` (0: no share, only `cap`); `cached` lists the informer's AITasks by key,
-   * used for keys this process has not synced yet (after a start or a leader change).
+   * `perNamespace` (0: no share, only `cap`).
    */
-  constructor(
-    cap: number,
-    perNamespace: number,
-    cached: () => Iterable<readonly [string, v2.Status | undefined]>,
-  ) {
+  constructor(cap: number, perNamespace: number) {
     this.#cap = cap;
     this.#perNamespace = perNamespace;
-    this.#cached = cached;
   }
 
   /** Keys holding a slot now, sorted. */
   holders(): string[] {
-    const out = new Set<string>();
-    for (const [key, holds] of this.#known) if (holds) out.add(key);
-    for (const [key, status] of this.#cached()) if (!this.#known.has(key) && holdsSlot(status)) out.add(key);
-    return [...out].sort();
+    return [...new Set(this.#grants.values())].sort();
   }
 
   /**
-   * Takes a slot for `key` (kept if it already holds one); undefined when granted, else which
-   * cap is full: the cluster-wide one first, then the share of `key`'s namespace.
+   * Grants a slot to the AITask `uid` at `key` (kept if it already holds one); undefined when
+   * granted, else which cap is full: the cluster-wide one first, then the share of `key`'s
+   * namespace. Both count only grants.
    */
-  acquire(key: string): SlotRefusal | undefined {
-    if (this.#known.get(key) === true) return undefined;
-    const holders = this.holders().filter((k) => k !== key);
+  acquire(key: string, uid: string): SlotRefusal | undefined {
+    if (this.#grants.has(uid)) {
+      this.#grants.set(uid, key);
+      return undefined;
+    }
+    const holders = [...this.#grants.values()].sort();
     if (this.#cap > 0 && holders.length >= this.#cap)
       return { flag: '--max-concurrent-remediations', cap: this.#cap, holders };
     const namespace = namespaceOf(key);
@@ -82,23 +81,29 @@ export class RemediationSlots {
         namespace,
         holders: neighbours,
       };
-    this.#known.set(key, true);
+    this.#grants.set(uid, key);
     return undefined;
   }
 
-  /** Records whether `key` holds a slot per its latest status; returns true when a slot was freed. */
-  sync(key: string, status: v2.Status | undefined): boolean {
-    const before = this.#known.get(key) ?? false;
-    const now = holdsSlot(status);
-    this.#known.set(key, now);
-    return before && !now;
+  /**
+   * Ends the grant of `uid` unless its latest `status` still holds the remediation and it is
+   * not `coolingDown` (waiting out its cooldown); a status never creates a grant. Returns
+   * true when a slot was freed.
+   */
+  sync(uid: string, status: v2.Status | undefined, coolingDown: boolean): boolean {
+    if (!this.#grants.has(uid) || (holdsSlot(status) && !coolingDown)) return false;
+    return this.#grants.delete(uid);
   }
 
-  /** Forgets `key` (deleted); returns true when it held a slot. */
+  /** Ends every grant held at `key` (the AITask is gone); returns true when one was freed. */
   forget(key: string): boolean {
-    const held = this.#known.get(key) ?? false;
-    this.#known.delete(key);
-    return held;
+    let freed = false;
+    for (const [uid, k] of this.#grants)
+      if (k === key) {
+        this.#grants.delete(uid);
+        freed = true;
+      }
+    return freed;
   }
 
   /** The cluster-wide cap (0: unlimited). */

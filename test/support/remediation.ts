@@ -141,3 +141,34 @@ export async function taskEvents(ns: string, name?: string): Promise<KubeEvent[]
     .filter((e) => e.regarding.kind === 'AITask' && (name === undefined || e.regarding.name === name))
     .sort((a, b) => a.eventTime.localeCompare(b.eventTime));
 }
+
+/**
+ * When an AITask held a remediation slot, from its Events (oldest first): each decision to
+ * act (ThresholdBreached) until the first later Event of its grant ending — the task waits
+ * out its cooldown (Cooldown), stalls (MaxAttemptsReached) or its target recovers
+ * (Remediated); `open` ends one still held. Each interval lies within a real grant (the
+ * grant is taken before the decision's Event and released after the ending Event).
+ */
+export function slotIntervals(events: readonly KubeEvent[], open = '9999'): [string, string][] {
+  const ends = new Set(['Cooldown', 'MaxAttemptsReached', 'Remediated']);
+  const out: [string, string][] = [];
+  events.forEach((e, i) => {
+    if (e.reason !== 'ThresholdBreached') return;
+    const end = events.slice(i + 1).find((x) => ends.has(x.reason));
+    out.push([e.eventTime, end?.eventTime ?? open]);
+  });
+  return out;
+}
+
+/** The largest number of [start, end] intervals open at once (an end sorts before a start at the same time). */
+export function maxOverlap(intervals: readonly (readonly [string, string])[]): number {
+  const points = intervals.flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]);
+  points.sort((a, b) => a[0].localeCompare(b[0]) || a[1] - b[1]);
+  let open = 0;
+  let max = 0;
+  for (const [, d] of points) {
+    open += d;
+    max = Math.max(max, open);
+  }
+  return max;
+}

@@ -1,0 +1,163 @@
+// Attacks on the remediation slots (--max-concurrent-remediations 4, a share of 2 per
+// namespace): mallory forges `phase: Healing` into ten of her tasks' status with her own
+// token, and two namespaces keep always-breaching tasks in day-long cooldowns. Neither may
+// keep another namespace's remediation from running: only grants the operator made hold a
+// slot, and a task waiting out its cooldown holds none. Played against the operator under
+// the CSV's RBAC on a stage of the suite's own.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type * as v2 from '../../api/schema/v2.ts';
+import { metaTime } from '../../api/status/conditions.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';
+import { eventually } from '../support/operator.ts';
+import { deployment } from '../support/workloads.ts';
+import { LOAD, startStage, type Stage } from './stage.ts';
+
+let stage: Stage;
+let stopStage = (): Promise<void> => Promise.resolve();
+
+before(async () => {
+  stage = await startStage(() => undefined, {
+    args: ['--max-concurrent-remediations=4', '--max-concurrent-remediations-per-namespace=2'],
+  });
+  stopStage = () => stage.stop();
+});
+after(async () => {
+  await stopStage();
+});
+
+/** An AITask on Deployment `name` whose metric breaches while LOAD of `name` is over 1. */
+function breaching(
+  name: string,
+  remediation: v2.Spec['remediation'],
+  extra: Partial<v2.Spec> = {},
+): v2.AITask {
+  return {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name },
+    spec: {
+      target: { kind: 'Deployment', name },
+      trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1 },
+      remediation,
+      intervalSeconds: 10,
+      ...extra,
+    },
+  };
+}
+
+const deployments = (): ResourceClient<Deployment> => new ResourceClient(stage.admin, Resources.deployments);
+
+/** Creates Deployment `name` in `ns` (1 replica) with its load at 5 and an AITask scaling it up. */
+async function breachingTask(
+  ns: string,
+  name: string,
+  extra: Partial<v2.Spec> = {},
+  cooldownSeconds = 86_400,
+) {
+  await deployments().create(ns, deployment(name, 1));
+  stage.exporter.set(LOAD, { namespace: ns, deployment: name }, 5);
+  await stage.adminTasks.v2.create(
+    ns,
+    breaching(name, { action: 'ScaleUp', scale: { maxReplicas: 5 }, cooldownSeconds, maxAttempts: 5 }, extra),
+  );
+}
+
+const replicas = async (ns: string, name: string): Promise<number | undefined> =>
+  (await deployments().get(ns, name)).spec?.replicas;
+
+/** The operator's refusals for lack of a slot in `ns`. */
+async function capRefusals(ns: string): Promise<KubeEvent[]> {
+  const events = new ResourceClient<KubeEvent>(stage.admin, Resources.events);
+  return (await events.list(ns)).items.filter((e) => e.reason === 'ConcurrencyCapReached');
+}
+
+function running(): void {
+  const child = stage.operator.child;
+  assert.ok(child.exitCode === null && child.signalCode === null, 'the operator process is still running');
+}
+
+test("ten forged 'phase: Healing' statuses hold no slot: another namespace's remediation runs", async () => {
+  const { mallory, alice } = stage;
+  const forged = Array.from({ length: 10 }, (_, i) => `forged${i}`);
+  // Manual approval: the tasks breach but never act, so every slot they "hold" is forged.
+  for (const name of forged) {
+    await mallory.deployments.create(mallory.namespace, deployment(name, 1));
+    stage.exporter.set(LOAD, { namespace: mallory.namespace, deployment: name }, 5);
+    await mallory.tasks.create(
+      mallory.namespace,
+      breaching(
+        name,
+        { action: 'ScaleUp', scale: { maxReplicas: 5 }, cooldownSeconds: 86_400 },
+        { approval: 'Manual' },
+      ),
+    );
+  }
+  const forge = async (name: string): Promise<boolean> => {
+    const live = await mallory.tasks.get(mallory.namespace, name);
+    if (live.status?.observedGeneration !== live.metadata.generation) return false;
+    const status: v2.Status = {
+      phase: 'Healing',
+      lastExecutionTime: metaTime(new Date()),
+      attempts: 1,
+      observedGeneration: live.metadata.generation ?? 1,
+    };
+    return mallory.tasks.replaceStatus({ ...live, status }).then(
+      () => true,
+      () => false,
+    );
+  };
+  for (const name of forged)
+    await eventually(`${name} forged`, async () => ((await forge(name)) ? true : undefined));
+  await eventually('the operator to keep the forged tasks Healing, in their forged cooldown', async () => {
+    const items = (await mallory.tasks.list(mallory.namespace)).items.filter((t) =>
+      forged.includes(t.metadata.name ?? ''),
+    );
+    return items.every((t) => t.status?.phase === 'Healing' && t.status.conditions !== undefined)
+      ? true
+      : undefined;
+  });
+
+  await breachingTask(alice.namespace, 'victim', {}, 0);
+  await eventually("alice's remediation to run despite the forged holders", async () =>
+    (await replicas(alice.namespace, 'victim')) === 2 ? true : undefined,
+  );
+  assert.deepEqual(
+    (await capRefusals(alice.namespace)).map((e) => e.note),
+    [],
+    'alice was never refused a slot',
+  );
+  for (const name of forged) assert.equal(await replicas(mallory.namespace, name), 1, `${name} never acted`);
+  running();
+});
+
+test('two namespaces with always-breaching tasks in day-long cooldowns do not hold the pool', async () => {
+  const { mallory, alice } = stage;
+  const hoarders = [
+    [mallory.namespace, 'hoard0'],
+    [mallory.namespace, 'hoard1'],
+    [alice.namespace, 'hoard2'],
+    [alice.namespace, 'hoard3'],
+  ] as const;
+  for (const [ns, name] of hoarders) await breachingTask(ns, name);
+  await eventually('each hoarder to act once, filling the pool of 4', async () => {
+    for (const [ns, name] of hoarders) if ((await replicas(ns, name)) !== 2) return undefined;
+    return true;
+  });
+
+  const carol = 'carol';
+  await stage.admin.request({
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { metadata: { name: carol } },
+  });
+  await breachingTask(carol, 'victim', {}, 0);
+  await eventually("a third namespace's remediation to run while the hoarders still breach", async () =>
+    (await replicas(carol, 'victim')) === 2 ? true : undefined,
+  );
+  for (const [ns, name] of hoarders)
+    assert.equal(await replicas(ns, name), 2, `${ns}/${name} acted once: its cooldown holds`);
+  running();
+});
