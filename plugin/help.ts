@@ -22,9 +22,9 @@ export const EXAMPLES = {
     'kubectl aiops explain-phase web-cpu -o json',
   ]),
   approve: block([
-    '# Approve what web-cpu waits on (see it first with describe or explain-phase)',
+    '# Show what web-cpu waits on: action, Deployment and its UID, pod or node, replicas (approves nothing)',
     'kubectl aiops approve web-cpu -n prod',
-    '# Approve only the decision you reviewed; refused if another one waits now',
+    '# Approve exactly the decision shown; refused (exit 3) if another waits or any of it changed',
     'kubectl aiops approve web-cpu -n prod --id 3f2c9a64-8d1e-4c52-9b0e-1a2b3c4d5e6f',
   ]),
   'force-finalize': block([
@@ -61,7 +61,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   1  error, with a one-line message naming the object and the fix (generation-diff: the specs differ)
   2  usage error: unknown flag, missing argument, invalid value
   3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force);
-     approve when no decision waits for approval (or --id names another);
+     approve when no decision waits, --id names another, or its target, generation,
+     Deployment UID or replicas changed since the decision was made;
      migrate-storage while the conversion webhook fails
 
 Environment:

@@ -1,24 +1,54 @@
-// `kubectl aiops approve NAME`: approves the decision an AITask with `approval: Manual`
-// keeps waiting in status.pendingDecision, by setting the annotation
-// aiops.example.com/approve to that decision's id. The operator executes that decision once
-// and removes the annotation. Refused (exit 3) when no decision waits, or when `--id` names
-// another one; the write is bound to the resourceVersion read, so a decision that changed
-// in between is never approved by accident.
+// `kubectl aiops approve NAME [--id DECISION]`: shows exactly what approving the decision an
+// AITask with `approval: Manual` waits on would make the operator do — action, target
+// Deployment and its UID, pod or node, replicas from → to — and, given the id of that same
+// decision (`--id`, the one it showed), approves it by setting the annotation
+// aiops.example.com/approve to the id. Without --id nothing is approved. Refused (exit 3)
+// when no decision waits, another one than --id waits, or anything shown changed since the
+// decision was made (approval-plan.ts); the write is bound to the resourceVersion read. The
+// operator executes the decision once, only while all of it still holds, and removes the
+// annotation.
 
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
-import { ConflictError } from '../../api/kube/errors.ts';
-import type * as v2 from '../../api/schema/v2.ts';
-import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { ConflictError, ForbiddenError } from '../../api/kube/errors.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { checkApproval, type ApprovalPlan, type LiveDeployment } from '../approval-plan.ts';
+import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
+import { jsonDoc, visibleDeep, yamlDoc } from '../format.ts';
+import { Resources } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
-import { getTask } from '../session.ts';
+import { getTask, type Session } from '../session.ts';
 
-/** One line for a decision: "ScaleUp 2 → 3", "CordonNode". */
-function what(d: v2.DecisionRecord): string {
-  const e = d.effect;
-  return e?.replicas !== undefined && e.fromReplicas !== undefined
-    ? `${d.action} ${e.fromReplicas} → ${e.replicas}`
-    : d.action;
+/** The target Deployment as read now; undefined when absent or not readable. */
+async function liveTarget(s: Session, namespace: string, name: string): Promise<LiveDeployment | undefined> {
+  try {
+    return await ifFound(
+      new ResourceClient<LiveDeployment>(s.transport, Resources.deployments).get(namespace, name),
+    );
+  } catch (err) {
+    if (err instanceof ForbiddenError)
+      throw new CliError(
+        `cannot read Deployment ${namespace}/${name} to show what the approval would do: ${err.message}`,
+      );
+    throw err;
+  }
+}
+
+/** The plan as text, every value shown through `visible`. */
+function renderPlan(read: ApprovalPlan): string {
+  const p = visibleDeep(read);
+  const rows: [string, string][] = [
+    ['Action', p.action],
+    ['Deployment', `${p.target.namespace}/${p.target.name} (uid ${p.target.uid ?? '<not found>'})`],
+    ...(p.replicas ? ([['Replicas', `${p.replicas.from} → ${p.replicas.to}`]] as [string, string][]) : []),
+    ...(p.pod !== undefined ? ([['Pod', p.pod]] as [string, string][]) : []),
+    ...(p.node !== undefined ? ([['Node', p.node]] as [string, string][]) : []),
+    ['Generation', p.generation === undefined ? '<not recorded>' : String(p.generation)],
+    ['Reason', p.reason],
+  ];
+  return (
+    `aitask "${p.name}" in namespace "${p.namespace}" waits on decision ${p.id}:\n` +
+    rows.map(([k, v]) => `  ${`${k}:`.padEnd(12)}${v}\n`).join('')
+  );
 }
 
 /** Runs `approve`. */
@@ -33,20 +63,38 @@ export async function approve(
   const s = await ctx.session();
   const task = await getTask(s, s.namespace, name);
   const ns = task.metadata.namespace ?? s.namespace;
-  const pending = task.status?.pendingDecision;
-  if (pending?.blockedBy !== 'AwaitingApproval')
-    throw new RefusedError(
-      `aitask "${name}" in namespace "${ns}" has no decision waiting for approval (phase ${task.status?.phase ?? 'Pending'}); nothing to approve`,
-    );
-  if (wanted !== undefined && wanted !== pending.id)
-    throw new RefusedError(
-      `the decision waiting on aitask "${name}" is ${pending.id} (${what(pending)}), not ${wanted}; check it with: kubectl aiops describe ${name} -n ${ns}`,
-    );
+  const targetNs = task.status?.pendingDecision?.target?.namespace ?? task.spec.target.namespace ?? ns;
+  const targetName = task.status?.pendingDecision?.target?.name ?? task.spec.target.name;
+  const check = checkApproval(
+    { ...task, metadata: { ...task.metadata, namespace: ns } },
+    await liveTarget(s, targetNs, targetName),
+    wanted,
+  );
+  const machine = ctx.format === 'json' || ctx.format === 'yaml';
+  if (check.plan === undefined) throw new RefusedError(check.refusal);
+  const plan = check.plan;
+  const print = (approved: boolean): void => {
+    const doc = { name, namespace: ns, approved, decision: plan };
+    if (machine) ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+    else ctx.io.out(renderPlan(plan));
+  };
+  if (check.refusal !== undefined) {
+    print(false);
+    throw new RefusedError(check.refusal);
+  }
+  if (wanted === undefined) {
+    print(false);
+    if (!machine)
+      ctx.io.out(
+        `Not approved. To approve exactly this decision, run:\n  kubectl aiops approve ${name} -n ${ns} --id ${plan.id}\n`,
+      );
+    return ExitCode.Ok;
+  }
   try {
     await s.tasks.patch(ns, name, {
       metadata: {
         resourceVersion: task.metadata.resourceVersion,
-        annotations: { [APPROVE_ANNOTATION]: pending.id },
+        annotations: { [APPROVE_ANNOTATION]: plan.id },
       },
     });
   } catch (err) {
@@ -56,12 +104,10 @@ export async function approve(
       );
     throw err;
   }
-  const doc = { name, namespace: ns, approved: pending };
-  if (ctx.format === 'json') ctx.io.out(jsonDoc(doc));
-  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc(doc));
-  else
+  print(true);
+  if (!machine)
     ctx.io.out(
-      `aitask "${name}" decision ${pending.id} (${what(pending)}) approved; the operator executes it once and removes ${APPROVE_ANNOTATION}\n`,
+      `Approved: the operator executes decision ${plan.id} once, only while all of the above still holds, and removes ${APPROVE_ANNOTATION}\n`,
     );
   return ExitCode.Ok;
 }

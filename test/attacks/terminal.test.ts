@@ -73,6 +73,8 @@ void test('no command prints a raw control character a tenant wrote, in any outp
     executed: false,
     blockedBy: 'AwaitingApproval',
     at: '2026-01-01T00:00:00Z',
+    generation: 2,
+    target: { namespace: ns, name: 'web' },
     effect: { fromReplicas: 1, replicas: 2 },
   };
   await tasks.replaceStatus({

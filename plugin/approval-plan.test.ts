@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type * as v2 from '../api/schema/v2.ts';
+import { checkApproval, type LiveDeployment } from './approval-plan.ts';
+
+const pending: v2.DecisionRecord = {
+  id: 'd1',
+  action: 'ScaleUp',
+  source: 'rules',
+  reason: 'threshold > 0.8 breached: ScaleUp 2 → 3',
+  executed: false,
+  blockedBy: 'AwaitingApproval',
+  at: '2026-01-01T00:00:00Z',
+  generation: 3,
+  target: { namespace: 'prod', name: 'web', uid: 'uid-web' },
+  effect: { fromReplicas: 2, replicas: 3 },
+};
+const task = (
+  over: { decision?: v2.DecisionRecord | null; generation?: number; target?: string } = {},
+): v2.AITask => ({
+  apiVersion: 'aiops.example.com/v2',
+  kind: 'AITask',
+  metadata: { name: 'web-cpu', namespace: 'prod', generation: over.generation ?? 3 },
+  spec: {
+    target: { kind: 'Deployment', name: over.target ?? 'web' },
+    trigger: { threshold: 0.8 },
+    remediation: { action: 'ScaleUp' },
+    approval: 'Manual',
+  },
+  status:
+    over.decision === null
+      ? { phase: 'Monitoring' }
+      : { phase: 'AwaitingApproval', pendingDecision: over.decision ?? pending },
+});
+const web = (uid = 'uid-web', replicas = 2): LiveDeployment => ({
+  metadata: { name: 'web', namespace: 'prod', uid },
+  spec: { replicas },
+});
+
+void test('approve: what it shows and when it refuses (table)', () => {
+  const cases: [string, v2.AITask, LiveDeployment | undefined, string | undefined, RegExp | undefined][] = [
+    ['the reviewed decision, unchanged', task(), web(), 'd1', undefined],
+    ['shown without --id', task(), web(), undefined, undefined],
+    [
+      'nothing waits',
+      task({ decision: null }),
+      web(),
+      'd1',
+      /no decision waiting for approval \(phase Monitoring\)/,
+    ],
+    ['another decision waits', task(), web(), 'd0', /is d1 \(ScaleUp 2 → 3\), not d0/],
+    [
+      'target switched',
+      task({ target: 'other', generation: 4 }),
+      web(),
+      'd1',
+      /changed from Deployment prod\/web to prod\/other/,
+    ],
+    ['spec changed', task({ generation: 4 }), web(), 'd1', /generation 3 to 4/],
+    ['Deployment gone', task(), undefined, 'd1', /Deployment prod\/web does not exist/],
+    ['Deployment replaced', task(), web('uid-new'), 'd1', /replaced .*UID uid-web → uid-new/],
+    ['replicas moved', task(), web('uid-web', 5), 'd1', /has 5 replicas now, decision d1 scales from 2/],
+    [
+      'decision of an older operator',
+      task({
+        decision: {
+          id: 'd1',
+          action: 'ScaleUp',
+          source: 'rules',
+          reason: 'r',
+          at: pending.at,
+          blockedBy: 'AwaitingApproval',
+        },
+      }),
+      web(),
+      'd1',
+      /records no generation or target/,
+    ],
+  ];
+  for (const [name, t, d, wanted, refusal] of cases) {
+    const got = checkApproval(t, d, wanted);
+    if (refusal === undefined) assert.equal(got.refusal, undefined, name);
+    else assert.match(got.refusal ?? '', refusal, name);
+  }
+});
+
+void test('approve shows action, Deployment with its UID, replicas, and how a pod or node is chosen', () => {
+  assert.deepEqual(checkApproval(task(), web(), 'd1').plan, {
+    name: 'web-cpu',
+    namespace: 'prod',
+    id: 'd1',
+    action: 'ScaleUp',
+    generation: 3,
+    target: { namespace: 'prod', name: 'web', uid: 'uid-web' },
+    replicas: { from: 2, to: 3 },
+    reason: pending.reason,
+  });
+  const restart = checkApproval(
+    task({ decision: { ...pending, action: 'RestartPod', effect: {} } }),
+    web(),
+    'd1',
+  );
+  assert.match(
+    restart.plan?.pod ?? '',
+    /an unhealthy pod of Deployment prod\/web, chosen when the operator executes/,
+  );
+  const cordon = checkApproval(
+    task({ decision: { ...pending, action: 'CordonNode', effect: { pod: 'web-1', node: 'n1' } } }),
+    web(),
+    'd1',
+  );
+  assert.equal(cordon.plan?.pod, 'web-1');
+  assert.equal(cordon.plan.node, 'n1');
+});

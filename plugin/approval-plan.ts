@@ -1,0 +1,127 @@
+// What `kubectl aiops approve` shows and checks before it approves: the decision waiting in
+// status.pendingDecision, with the action, the target Deployment as it is now (its UID),
+// the pod or node, and the replicas from → to; and why approving it would be wrong — another
+// decision waits than the one reviewed (`--id`), the AITask or its target changed since the
+// decision was made, the Deployment is gone or was replaced, its replicas moved. The operator
+// voids an approval on the same grounds (operator/decision/approval.ts); refusing here tells
+// the approver before anything is written. Pure.
+
+import type * as v2 from '../api/schema/v2.ts';
+import type { DeploymentLike } from './kinds.ts';
+
+/** Exactly what approving would make the operator do. */
+export interface ApprovalPlan {
+  name: string;
+  namespace: string;
+  id: string;
+  action: string;
+  /** AITask generation the decision was made from (absent: made by an operator before 22). */
+  generation?: number;
+  /** The Deployment the decision acts on, with its UID as read now. */
+  target: { namespace: string; name: string; uid?: string };
+  replicas?: { from: number; to: number };
+  /** The pod to evict, or whose node to cordon, or how the operator chooses it. */
+  pod?: string;
+  node?: string;
+  reason: string;
+}
+
+/** The plan and, when approving is wrong, why (exit 3). */
+export type ApprovalCheck =
+  | { readonly plan: ApprovalPlan; readonly refusal?: string }
+  | { readonly plan?: undefined; readonly refusal: string };
+
+/** Live Deployment fields the check reads (`uid` included). */
+export type LiveDeployment = DeploymentLike & { metadata?: { uid?: string } };
+
+/** One line for a decision: "ScaleUp 2 → 3", "CordonNode". */
+export function decisionSummary(d: v2.DecisionRecord): string {
+  const e = d.effect;
+  return e?.replicas !== undefined && e.fromReplicas !== undefined
+    ? `${d.action} ${e.fromReplicas} → ${e.replicas}`
+    : d.action;
+}
+
+/** The pod and node the decision names, or how the operator picks them when it executes. */
+function podAndNode(d: v2.DecisionRecord, ref: string): Pick<ApprovalPlan, 'pod' | 'node'> {
+  const e = d.effect ?? {};
+  if (d.action === 'RestartPod')
+    return { pod: e.pod ?? `an unhealthy pod of Deployment ${ref}, chosen when the operator executes` };
+  if (d.action === 'CordonNode')
+    return {
+      node: e.node ?? `the node of the worst pod of Deployment ${ref}, chosen when the operator executes`,
+      ...(e.pod !== undefined ? { pod: e.pod } : {}),
+    };
+  return {};
+}
+
+/**
+ * Checks the decision waiting on `task` against `deployment` (the target as read now,
+ * undefined when absent); `wanted` is the id the approver reviewed.
+ */
+export function checkApproval(
+  task: v2.AITask,
+  deployment: LiveDeployment | undefined,
+  wanted: string | undefined,
+): ApprovalCheck {
+  const name = task.metadata.name ?? '';
+  const namespace = task.metadata.namespace ?? '';
+  const pending = task.status?.pendingDecision;
+  if (pending?.blockedBy !== 'AwaitingApproval')
+    return {
+      refusal: `aitask "${name}" in namespace "${namespace}" has no decision waiting for approval (phase ${task.status?.phase ?? 'Pending'}); nothing to approve`,
+    };
+  const specTarget = {
+    namespace: task.spec.target.namespace ?? namespace,
+    name: task.spec.target.name,
+  };
+  const made = pending.target ?? specTarget;
+  const ref = `${made.namespace}/${made.name}`;
+  const uid = deployment?.metadata?.uid;
+  const e = pending.effect;
+  const plan: ApprovalPlan = {
+    name,
+    namespace,
+    id: pending.id,
+    action: pending.action,
+    ...(pending.generation !== undefined ? { generation: pending.generation } : {}),
+    target: { ...made, ...(uid !== undefined ? { uid } : {}) },
+    ...(e?.fromReplicas !== undefined && e.replicas !== undefined
+      ? { replicas: { from: e.fromReplicas, to: e.replicas } }
+      : {}),
+    ...podAndNode(pending, ref),
+    reason: pending.reason,
+  };
+  const again = `the operator makes the decision again: run kubectl aiops approve ${name} -n ${namespace} to see the new one`;
+  const refuse = (why: string): ApprovalCheck => ({ plan, refusal: why });
+  if (wanted !== undefined && wanted !== pending.id)
+    return refuse(
+      `the decision waiting on aitask "${name}" is ${pending.id} (${decisionSummary(pending)}), not ${wanted}; check it with: kubectl aiops approve ${name} -n ${namespace}`,
+    );
+  if (pending.generation === undefined || pending.target === undefined)
+    return refuse(
+      `decision ${pending.id} records no generation or target to bind an approval to (made by an older operator); ${again}`,
+    );
+  if (made.namespace !== specTarget.namespace || made.name !== specTarget.name)
+    return refuse(
+      `the target of aitask "${name}" changed from Deployment ${ref} to ${specTarget.namespace}/${specTarget.name} since decision ${pending.id} was made; ${again}`,
+    );
+  const generation = task.metadata.generation ?? 0;
+  if (pending.generation !== generation)
+    return refuse(
+      `aitask "${name}" changed from generation ${pending.generation} to ${generation} since decision ${pending.id} was made; ${again}`,
+    );
+  if (deployment === undefined)
+    return refuse(`Deployment ${ref} does not exist; decision ${pending.id} has nothing to act on`);
+  const madeUID = pending.target.uid;
+  if (madeUID !== undefined && uid !== madeUID)
+    return refuse(
+      `Deployment ${ref} was replaced since decision ${pending.id} was made (UID ${madeUID} → ${uid ?? 'none'}); ${again}`,
+    );
+  const live = deployment.spec?.replicas ?? 1;
+  if (plan.replicas !== undefined && plan.replicas.from !== live)
+    return refuse(
+      `Deployment ${ref} has ${live} replicas now, decision ${pending.id} scales from ${plan.replicas.from}; ${again}`,
+    );
+  return { plan };
+}
