@@ -12,13 +12,14 @@ import type { Deployment } from './kinds.ts';
 
 /**
  * Largest trimmed object a cache holds, in bytes of its JSON (UTF-8): 64 KiB. A trimmed
- * AITask is its spec (the schema bounds every string in it: at most ~41 KiB even with every
- * character JSON-escaped to 6 bytes, ~7 KiB unescaped; trim.test.ts derives both from the
- * schema), its status as the operator writes it (a few KiB: seven conditions whose messages
- * quote at most the task's own query once), and a few hundred bytes of metadata. Only an
- * object whose status or approval annotation was written by someone else to be huge passes
- * it; it is refused rather than cached (informer.ts), so one tenant's objects cannot grow
- * the operator past its memory limit.
+ * AITask is its spec (the schema bounds every string in it: at most ~41 KiB with every
+ * character JSON-escaped to 6 bytes, ~7 KiB unescaped; operator/cache-trim.test.ts derives
+ * both from the schema), its status as the operator writes it (seven condition types whose
+ * messages are a sentence each, quoting at most the task's own query or names), and a few
+ * hundred bytes of metadata. Only an object whose status or approval annotation someone made
+ * huge passes it; it is refused rather than cached (informer.ts), so one tenant's objects
+ * cannot grow the operator past its memory limit. A refused AITask is not reconciled (nor
+ * finalized) until it shrinks; its refusal is logged and counted.
  */
 export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
 
