@@ -221,12 +221,16 @@ export class Reconciler {
         message: `Prometheus did not answer within ${PROMETHEUS_DEADLINE_MS / 1000}s`,
       }),
     );
-    const approval = applyApproval(task, decide(task, target, metric, now, d.defaults));
+    // The Deployment's UID binds a decision and its approval to the object the approver saw.
+    const targetUID = deployment?.metadata.uid;
+    const approval = applyApproval(task, decide(task, target, metric, now, d.defaults), targetUID);
     let verdict = approval.verdict;
-    let extra: EvaluationExtra =
-      approval.approvedId !== undefined
+    let extra: EvaluationExtra = {
+      ...(targetUID !== undefined ? { targetUID } : {}),
+      ...(approval.approvedId !== undefined
         ? { decisionId: approval.approvedId, note: `approved (${APPROVE_ANNOTATION})` }
-        : {};
+        : {}),
+    };
     let prepared: Prepared | undefined;
     if (verdict.kind === 'act' && deployment !== undefined) {
       const gated = await this.#gate(key, task, verdict, deployment, extra, now);

@@ -48,7 +48,8 @@ void test('an approval does not follow a target switched after the review', asyn
   );
   const shown = reviewed.status?.pendingDecision;
   assert.ok(shown);
-  assert.deepEqual(shown.target, { namespace: ns, name: 'web' });
+  const web = await c.deployments.get(ns, 'web');
+  assert.deepEqual(shown.target, { namespace: ns, name: 'web', uid: web.metadata.uid });
   assert.equal(shown.generation, 1);
 
   await c.tasks.patch(ns, 'manual', {
