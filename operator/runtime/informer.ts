@@ -368,10 +368,7 @@ export function registerCacheMetrics(
   registry: Registry,
   informers: Readonly<Record<string, CacheSize>>,
 ): void {
-  const each = (
-    read: (i: CacheSize) => number,
-    set: (resource: string, v: number) => void,
-  ): void => {
+  const each = (read: (i: CacheSize) => number, set: (resource: string, v: number) => void): void => {
     for (const [resource, informer] of Object.entries(informers)) set(resource, read(informer));
   };
   new Gauge({
