@@ -16,7 +16,7 @@ import { ResourceClient } from '../../api/kube/resources.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { createLogger } from '../../api/log.ts';
 import { freshNamespace } from '../../test/support/cluster.ts';
-import { operatorKubeconfig } from '../../test/support/operator-identity.ts';
+import { OPERATOR_LEASE, operatorKubeconfig } from '../../test/support/operator-identity.ts';
 import { Resources, type Lease } from './kinds.ts';
 import { LeaderElector } from './leader.ts';
 
@@ -96,7 +96,7 @@ test('a leader cut off from the apiserver aborts its hanging Lease requests belo
   const elector = new LeaderElector({
     leases: new ResourceClient<Lease>(transport, Resources.leases),
     namespace: ns,
-    name: 'cut',
+    name: OPERATOR_LEASE,
     identity: 'cut-leader',
     leaseDurationMs: 4_000,
     renewDeadlineMs: 3_000,

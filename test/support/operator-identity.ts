@@ -19,6 +19,9 @@ import { testTransport } from './cluster.ts';
 /** Env var the runner sets to the shipped-role kubeconfig of the shared cluster (environment.ts). */
 export const OPERATOR_KUBECONFIG_ENV = 'AIOPS_TEST_OPERATOR_KUBECONFIG';
 
+/** The one Lease name the shipped Role lets the operator read and renew. */
+export const OPERATOR_LEASE = LEADER_LEASE_NAME;
+
 /** The ServiceAccount the operator runs as, where the plain install puts it. */
 export const OPERATOR_SERVICE_ACCOUNT = {
   namespace: DEFAULT_INSTALL.namespace,
