@@ -7,6 +7,7 @@
 // task still following her changes and the operator process the one that started.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../../api/cordon.ts';
 import type * as v2 from '../../api/schema/v2.ts';
@@ -32,6 +33,10 @@ after(async () => {
 });
 
 const ns = (): string => stage.mallory.namespace;
+/** `kubectl <verb> <node>` as the cluster admin types it (its own field manager, kubectl-cordon). */
+const admin = (verb: 'cordon' | 'uncordon', node: string): void => {
+  execFileSync('kubectl', [`--kubeconfig=${stage.cluster.kubeconfigPath}`, verb, node], { stdio: 'ignore' });
+};
 const cordoned = async (node: string): Promise<boolean> =>
   (await stage.nodes.get(undefined, node)).spec?.unschedulable === true;
 
@@ -158,12 +163,12 @@ test("a mark whose cordon an admin lifted never lifts the admin's later cordon",
   await pinnedDeployment('stale', nodeName(0));
   await stage.mallory.tasks.create(ns(), cordonTask('stale', 'stale'));
   await cordonedFor('stale', nodeName(0));
-  await stage.nodes.patch(undefined, nodeName(0), { spec: { unschedulable: false } });
+  admin('uncordon', nodeName(0));
   await new Promise((r) => setTimeout(r, 2000));
-  await stage.nodes.patch(undefined, nodeName(0), { spec: { unschedulable: true } });
+  admin('cordon', nodeName(0));
   await deleteTask('stale');
   assert.equal(await cordoned(nodeName(0)), true, "the admin's cordon stays");
-  await stage.nodes.patch(undefined, nodeName(0), { spec: { unschedulable: false } });
+  admin('uncordon', nodeName(0));
   await eventually('no mark of ours left on node 0', async () => {
     const node = await stage.nodes.get(undefined, nodeName(0));
     return node.metadata.annotations?.[CORDONED_BY_ANNOTATION] === undefined ? true : undefined;
