@@ -186,16 +186,16 @@ export class Reconciler {
       task = await this.#writeStatus(task, seeded, [], log);
       log.info('status updated', { phase: seeded.phase });
     }
-    let coolingDown = false;
+    let acted = false;
     try {
       if (isInFlight(task.status?.pendingDecision))
         task = await this.#settle(await d.tasks.get(namespace, name), log);
       const out = await this.#evaluate(key, task, log);
       task = out.task;
-      coolingDown = out.coolingDown;
+      acted = out.acted;
       return { requeueAfterMs: out.requeueAfterMs };
     } finally {
-      if (d.slots.sync(task.metadata.uid ?? key, task.status, coolingDown)) d.onSlotFreed?.();
+      if (d.slots.sync(task.metadata.uid ?? key, task.status, acted)) d.onSlotFreed?.();
     }
   }
 
@@ -203,7 +203,7 @@ export class Reconciler {
     key: string,
     initial: v2.AITask,
     log: Logger,
-  ): Promise<{ task: v2.AITask; requeueAfterMs: number; coolingDown: boolean }> {
+  ): Promise<{ task: v2.AITask; requeueAfterMs: number; acted: boolean }> {
     const d = this.#d;
     if (initial.status?.observedGeneration !== initial.metadata.generation) await d.history.record(initial);
     let task: v2.AITask = { ...initial, spec: clampSpec(initial.spec) };
@@ -251,7 +251,7 @@ export class Reconciler {
     return {
       task,
       requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs),
-      coolingDown: verdict.kind === 'blocked' && verdict.blockedBy === 'Cooldown',
+      acted: ev.act !== undefined && prepared !== undefined && deployment !== undefined,
     };
   }
 

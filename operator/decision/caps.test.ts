@@ -1,12 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import type * as v2 from '../../api/schema/v2.ts';
 import { cordonAllowed, crossNamespaceRefusal, mayTarget, RemediationSlots, targetOwner } from './caps.ts';
 
 /** Grants are by UID; in these tests a task's UID is its key with a "uid:" prefix. */
 const uid = (key: string): string => `uid:${key}`;
 
-test('remediation slots: capped, kept by the holder, freed when the status leaves Healing or the task cools down', () => {
+/** A decision written and its action not yet recorded. */
+const inFlight: v2.DecisionRecord = {
+  id: 'd1',
+  action: 'ScaleUp',
+  source: 'rules',
+  reason: 'threshold breached',
+  at: '2026-12-02T00:00:00Z',
+};
+
+test('remediation slots: capped, kept while the holder acts or has a decision in flight, freed by the first reconcile that does not act', () => {
   const slots = new RemediationSlots(2, 0);
   assert.deepEqual(slots.holders(), [], 'a fresh process holds nothing, whatever statuses say');
   const full = (holders: string[]) => ({ flag: '--max-concurrent-remediations', cap: 2, holders });
@@ -14,11 +24,20 @@ test('remediation slots: capped, kept by the holder, freed when the status leave
   assert.equal(slots.acquire('ns/old', uid('ns/old')), undefined);
   assert.deepEqual(slots.acquire('ns/b', uid('ns/b')), full(['ns/a', 'ns/old']));
   assert.equal(slots.acquire('ns/a', uid('ns/a')), undefined, 'a holder keeps its slot');
-  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), false, 'still healing: kept');
+  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, true), false, 'acted this reconcile: kept');
+  assert.equal(
+    slots.sync(uid('ns/a'), { phase: 'Healing', pendingDecision: inFlight }, false),
+    false,
+    'in flight: kept',
+  );
   assert.equal(slots.sync(uid('ns/old'), { phase: 'Healed' }, false), true, 'recovered: freed');
   assert.equal(slots.acquire('ns/b', uid('ns/b')), undefined);
   assert.deepEqual(slots.acquire('ns/c', uid('ns/c')), full(['ns/a', 'ns/b']));
-  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, true), true, 'waiting out a cooldown: freed');
+  assert.equal(
+    slots.sync(uid('ns/a'), { phase: 'Healing' }, false),
+    true,
+    'did not act (cooldown, at its replica bound, blocked): freed',
+  );
   assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), false, 'a status never grants');
   assert.equal(slots.acquire('ns/c', uid('ns/c')), undefined);
   assert.equal(slots.forget('ns/c'), true);
@@ -38,17 +57,24 @@ test('remediation slots: a recreated task (same key, new UID) does not inherit t
 test('remediation slots: forged statuses count for nothing; two always-breaching namespaces in cooldown do not hold the pool', () => {
   const slots = new RemediationSlots(10, 5);
   for (let i = 0; i < 10; i++)
-    assert.equal(slots.sync(uid(`forger/t${i}`), { phase: 'Healing' }, false), false);
+    assert.equal(
+      slots.sync(uid(`forger/t${i}`), { phase: 'Healing', pendingDecision: inFlight }, false),
+      false,
+    );
   assert.deepEqual(slots.holders(), [], 'ten forged Healing statuses hold nothing');
   for (const ns of ['a', 'b'])
     for (let i = 0; i < 5; i++) {
       const key = `${ns}/t${i}`;
       assert.equal(slots.acquire(key, uid(key)), undefined);
-      assert.equal(slots.sync(uid(key), { phase: 'Healing' }, false), false, 'acted: held until cooldown');
+      assert.equal(
+        slots.sync(uid(key), { phase: 'Healing' }, true),
+        false,
+        'acted: held until the next reconcile',
+      );
     }
   assert.equal(slots.acquire('c/t0', uid('c/t0'))?.flag, '--max-concurrent-remediations', 'the pool is full');
   for (const ns of ['a', 'b'])
-    for (let i = 0; i < 5; i++) slots.sync(uid(`${ns}/t${i}`), { phase: 'Healing' }, true);
+    for (let i = 0; i < 5; i++) slots.sync(uid(`${ns}/t${i}`), { phase: 'Healing' }, false);
   assert.equal(slots.acquire('c/t0', uid('c/t0')), undefined, 'cooling down, they released the pool');
 });
 
@@ -83,7 +109,7 @@ test('remediation slots (property): holders are grants only, never over the cap 
       fc.integer({ min: 0, max: 3 }),
       fc.array(
         fc.tuple(
-          fc.constantFrom('acquire', 'heal', 'cool', 'forge', 'forget'),
+          fc.constantFrom('acquire', 'act', 'heal', 'cool', 'forge', 'forget'),
           fc.constantFrom('a', 'b', 'c'),
           fc.integer({ min: 0, max: 9 }),
         ),
@@ -108,10 +134,12 @@ test('remediation slots (property): holders are grants only, never over the cap 
           } else if (op === 'heal') {
             slots.sync(uid(key), { phase: 'Healed' }, false);
             granted.delete(key);
-          } else if (op === 'cool') {
-            slots.sync(uid(key), { phase: 'Healing' }, true);
+          } else if (op === 'act') slots.sync(uid(key), { phase: 'Healing' }, true);
+          else if (op === 'cool') {
+            slots.sync(uid(key), { phase: 'Healing' }, false);
             granted.delete(key);
-          } else if (op === 'forge') slots.sync(uid(key), { phase: 'Healing' }, false);
+          } else if (op === 'forge')
+            slots.sync(uid(key), { phase: 'Healing', pendingDecision: inFlight }, false);
           else {
             slots.forget(key);
             granted.delete(key);

@@ -6,17 +6,13 @@
 // AITask per target Deployment (the oldest of those allowed to act on it owns it). A slot is
 // held only by a grant this process made (in memory, by AITask UID — only the leader acts):
 // never by what a status says, which a tenant may write. A fresh leader starts with no
-// holders and grants again as tasks act; a grant ends when the task's status leaves the
-// remediation or the task waits out its cooldown, so a task that always breaches cannot keep
-// its slot for a day-long cooldown.
+// holders and grants again as tasks act; a grant lasts from the reconcile that acts to the
+// next one that does not act (cooldown, recovered, at its replica bound, stalled, blocked)
+// with no decision in flight, so a task that always breaches cannot keep its slot for a
+// day-long cooldown nor by sitting at its maxReplicas.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { isInFlight } from './settle.ts';
-
-/** True when `status` says a remediation is under way: acted and waiting for recovery, or mid-action. */
-export function holdsSlot(status: v2.Status | undefined): boolean {
-  return status?.phase === 'Healing' || isInFlight(status?.pendingDecision);
-}
 
 /** Why a slot was refused: which cap, and who holds the slots it counts. */
 export interface SlotRefusal {
@@ -35,9 +31,9 @@ function namespaceOf(key: string): string {
 }
 
 /**
- * Remediations in flight: an AITask holds a slot from the grant of its decision to act
- * until its status leaves the remediation (recovered, stalled, paused), it waits out its
- * cooldown, or it is deleted. Only grants of this process count.
+ * Remediations in flight: an AITask holds a slot from the grant of its decision to act until
+ * a reconcile of it neither acts nor leaves a decision in flight, or it is deleted. Only
+ * grants of this process count.
  */
 export class RemediationSlots {
   readonly #cap: number;
@@ -86,12 +82,12 @@ export class RemediationSlots {
   }
 
   /**
-   * Ends the grant of `uid` unless its latest `status` still holds the remediation and it is
-   * not `coolingDown` (waiting out its cooldown); a status never creates a grant. Returns
-   * true when a slot was freed.
+   * At the end of a reconcile of `uid`: ends its grant unless that reconcile `acted` or its
+   * latest `status` has a decision in flight (written, its action not yet recorded). A status
+   * never creates a grant. Returns true when a slot was freed.
    */
-  sync(uid: string, status: v2.Status | undefined, coolingDown: boolean): boolean {
-    if (!this.#grants.has(uid) || (holdsSlot(status) && !coolingDown)) return false;
+  sync(uid: string, status: v2.Status | undefined, acted: boolean): boolean {
+    if (!this.#grants.has(uid) || acted || isInFlight(status?.pendingDecision)) return false;
     return this.#grants.delete(uid);
   }
 

@@ -1,8 +1,9 @@
 // Attacks on the remediation slots (--max-concurrent-remediations 4, a share of 2 per
 // namespace): mallory forges `phase: Healing` into ten of her tasks' status with her own
-// token, and two namespaces keep always-breaching tasks in day-long cooldowns. Neither may
-// keep another namespace's remediation from running: only grants the operator made hold a
-// slot, and a task waiting out its cooldown holds none. Played against the operator under
+// token, and two namespaces keep always-breaching tasks in day-long cooldowns or sitting at
+// their maxReplicas. Neither may keep another namespace's remediation from running: only grants
+// the operator made hold a slot, and a task that does not act (cooling down, at its replica
+// bound) holds none. Played against the operator under
 // the CSV's RBAC on a stage of the suite's own.
 
 import assert from 'node:assert/strict';
@@ -50,23 +51,36 @@ function breaching(
 
 const deployments = (): ResourceClient<Deployment> => new ResourceClient(stage.admin, Resources.deployments);
 
-/** Creates Deployment `name` in `ns` (1 replica) with its load at 5 and an AITask scaling it up. */
+/**
+ * Creates Deployment `name` in `ns` (1 replica) with its load at 5 and an AITask scaling it
+ * up, to `maxReplicas` with `cooldownSeconds` between actions.
+ */
 async function breachingTask(
   ns: string,
   name: string,
-  extra: Partial<v2.Spec> = {},
-  cooldownSeconds = 86_400,
+  { cooldownSeconds = 86_400, maxReplicas = 5 }: { cooldownSeconds?: number; maxReplicas?: number } = {},
 ) {
   await deployments().create(ns, deployment(name, 1));
   stage.exporter.set(LOAD, { namespace: ns, deployment: name }, 5);
   await stage.adminTasks.v2.create(
     ns,
-    breaching(name, { action: 'ScaleUp', scale: { maxReplicas: 5 }, cooldownSeconds, maxAttempts: 5 }, extra),
+    breaching(name, { action: 'ScaleUp', scale: { maxReplicas }, cooldownSeconds, maxAttempts: 5 }),
   );
 }
 
 const replicas = async (ns: string, name: string): Promise<number | undefined> =>
   (await deployments().get(ns, name)).spec?.replicas;
+
+/**
+ * True once the task `ns/name` (ScaleUp from 1) has acted; until then throws what its status
+ * says (phase and conditions), which `eventually` reports if it times out.
+ */
+async function acted(ns: string, name: string): Promise<true> {
+  if (((await replicas(ns, name)) ?? 0) >= 2) return true;
+  const status = (await stage.adminTasks.v2.get(ns, name)).status;
+  const conditions = (status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`);
+  throw new Error(`${ns}/${name} has not acted: phase ${status?.phase}; ${conditions.join('; ')}`);
+}
 
 /** The operator's refusals for lack of a slot in `ns`. */
 async function capRefusals(ns: string): Promise<KubeEvent[]> {
@@ -120,9 +134,9 @@ test("ten forged 'phase: Healing' statuses hold no slot: another namespace's rem
       : undefined;
   });
 
-  await breachingTask(alice.namespace, 'victim', {}, 0);
-  await eventually("alice's remediation to run despite the forged holders", async () =>
-    (await replicas(alice.namespace, 'victim')) === 2 ? true : undefined,
+  await breachingTask(alice.namespace, 'victim', { cooldownSeconds: 0 });
+  await eventually("alice's remediation to run despite the forged holders", () =>
+    acted(alice.namespace, 'victim'),
   );
   assert.deepEqual(
     (await capRefusals(alice.namespace)).map((e) => e.note),
@@ -133,31 +147,40 @@ test("ten forged 'phase: Healing' statuses hold no slot: another namespace's rem
   running();
 });
 
-test('two namespaces with always-breaching tasks in day-long cooldowns do not hold the pool', async () => {
+/**
+ * Mallory and alice each fill their share of 2 with always-breaching tasks made by
+ * `hoarding` (each acts once, 1 → 2 replicas, and then does not act again); then a task in
+ * the fresh namespace `third` must still get a slot and act.
+ */
+async function hoardThenThird(
+  prefix: string,
+  hoarding: { cooldownSeconds?: number; maxReplicas?: number },
+  third: string,
+): Promise<void> {
   const { mallory, alice } = stage;
-  const hoarders = [
-    [mallory.namespace, 'hoard0'],
-    [mallory.namespace, 'hoard1'],
-    [alice.namespace, 'hoard2'],
-    [alice.namespace, 'hoard3'],
-  ] as const;
-  for (const [ns, name] of hoarders) await breachingTask(ns, name);
+  const hoarders = [mallory.namespace, mallory.namespace, alice.namespace, alice.namespace].map(
+    (ns, i) => [ns, `${prefix}${i}`] as const,
+  );
+  for (const [ns, name] of hoarders) await breachingTask(ns, name, hoarding);
   await eventually('each hoarder to act once, filling the pool of 4', async () => {
     for (const [ns, name] of hoarders) if ((await replicas(ns, name)) !== 2) return undefined;
     return true;
   });
-
-  const carol = 'carol';
   await stage.admin.request({
     method: 'POST',
     path: '/api/v1/namespaces',
-    body: { metadata: { name: carol } },
+    body: { metadata: { name: third } },
   });
-  await breachingTask(carol, 'victim', {}, 0);
-  await eventually("a third namespace's remediation to run while the hoarders still breach", async () =>
-    (await replicas(carol, 'victim')) === 2 ? true : undefined,
+  await breachingTask(third, 'victim', { cooldownSeconds: 0 });
+  await eventually(`${third}'s remediation to run while the hoarders still breach`, () =>
+    acted(third, 'victim'),
   );
-  for (const [ns, name] of hoarders)
-    assert.equal(await replicas(ns, name), 2, `${ns}/${name} acted once: its cooldown holds`);
+  for (const [ns, name] of hoarders) assert.equal(await replicas(ns, name), 2, `${ns}/${name} acted once`);
   running();
-});
+}
+
+test('two namespaces with always-breaching tasks in day-long cooldowns do not hold the pool', () =>
+  hoardThenThird('hoard', {}, 'carol'));
+
+test('two namespaces with always-breaching tasks sitting at their maxReplicas do not hold the pool', () =>
+  hoardThenThird('atmax', { cooldownSeconds: 0, maxReplicas: 2 }, 'dave'));
