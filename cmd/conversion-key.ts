@@ -6,6 +6,9 @@
 // it absent and never changed after. Every release's RBAC grants `create` on secrets and
 // `get`/`update` on that name, so the key is readable whichever release's role a pod runs
 // under during an upgrade; the certificate's renewal keeps the key (cert-rotation.ts).
+// Until the key is read the webhook has none (never a stand-in of its own: two replicas
+// would sign with different keys and a stashed field would be lost), so a review that must
+// write or verify a stash fails saying why, and is retried by the apiserver's client.
 
 import { randomBytes } from 'node:crypto';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
@@ -13,7 +16,11 @@ import { AlreadyExistsError, ConflictError, NotFoundError } from '../api/kube/er
 import type { Logger } from '../api/log.ts';
 import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
 import type { KubeTransport } from '../api/kube/transport.ts';
+import type { PendingStashKey } from '../conversion-webhook/review.ts';
 import type { WebhookServer } from '../conversion-webhook/server.ts';
+
+/** How often a conversion key that could not be read is tried again: 10 000 ms. */
+export const KEY_RETRY_MS = 10_000;
 
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 
@@ -74,10 +81,46 @@ export async function ensureConversionKey(opts: {
 }
 
 /**
+ * Why there is no key yet, as a review needing it is told: "conversion key not loaded yet
+ * from Secret <namespace>/<name>: <err's message>; retrying every <retryMs / 1000> s".
+ */
+export function keyNotLoaded(
+  secret: { readonly namespace: string; readonly name: string },
+  err: unknown,
+  retryMs = KEY_RETRY_MS,
+): string {
+  const why = err instanceof Error ? err.message : String(err);
+  return `conversion key not loaded yet from Secret ${secret.namespace}/${secret.name}: ${why}; retrying every ${retryMs / 1000} s`;
+}
+
+/**
+ * The key of Secret `namespace/name` (ensureConversionKey) for the webhook to start with,
+ * or, when it cannot be read, PendingStashKey saying why (keyNotLoaded, retried every
+ * `retryMs`, default KEY_RETRY_MS) and logged; provideConversionKey then keeps trying.
+ */
+export async function firstConversionKey(opts: {
+  readonly transport: KubeTransport;
+  readonly namespace: string;
+  readonly name: string;
+  readonly log: Logger;
+  readonly retryMs?: number;
+}): Promise<Uint8Array | PendingStashKey> {
+  try {
+    return await ensureConversionKey(opts);
+  } catch (err) {
+    opts.log.error('conversion stash key Secret not read; retrying after the webhook starts', {
+      secret: `${opts.namespace}/${opts.name}`,
+      err: err instanceof Error ? err.message : String(err),
+    });
+    return { pending: keyNotLoaded(opts, err, opts.retryMs) };
+  }
+}
+
+/**
  * Hands the key of Secret `namespace/name` (ensureConversionKey) to `server`, retrying every
- * `retryMs` (default 10 000) while that fails, each failure logged. Until then the server
- * signs with a key of its own process, which no other replica or later process verifies.
- * Returns a function that stops retrying.
+ * `retryMs` (default KEY_RETRY_MS, 10 000 ms) while that fails, each failure logged and
+ * handed to `server` as its PendingStashKey (keyNotLoaded), so a review that needs the key
+ * fails saying why; one that needs none converts. Returns a function that stops retrying.
  */
 export function provideConversionKey(opts: {
   readonly transport: KubeTransport;
@@ -98,11 +141,13 @@ export function provideConversionKey(opts: {
       },
       (err: unknown) => {
         if (stopped) return;
+        const retryMs = opts.retryMs ?? KEY_RETRY_MS;
+        opts.server.useStashKey({ pending: keyNotLoaded(opts, err, retryMs) });
         opts.log.error(
-          'conversion stash key Secret not read; stashes are signed with a key of this process until it is',
-          { secret: `${opts.namespace}/${opts.name}`, err: (err as Error).message },
+          'conversion stash key Secret not read; reviews that must write or verify a stash fail until it is',
+          { secret: `${opts.namespace}/${opts.name}`, err: (err as Error).message, retryInMs: retryMs },
         );
-        timer = setTimeout(attempt, opts.retryMs ?? 10_000);
+        timer = setTimeout(attempt, retryMs);
         timer.unref();
       },
     );

@@ -19,7 +19,7 @@ import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
-import { ensureConversionKey, provideConversionKey } from './conversion-key.ts';
+import { firstConversionKey, provideConversionKey } from './conversion-key.ts';
 import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
 import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
 
@@ -102,7 +102,7 @@ const command = buildCommand(run)
   )
   .option(
     '--conversion-key-secret <name>',
-    "Secret in the pod's namespace holding the key that signs the conversion stash (data key `conversion-key`; by default the self-signed certificate's Secret, whose name every release's RBAC grants get and update on); the key is added when absent and kept across upgrades and certificate renewals. While it cannot be read the webhook signs with a key of its own process, retried every 10 s",
+    "Secret in the pod's namespace holding the key that signs the conversion stash (data key `conversion-key`; by default the self-signed certificate's Secret, whose name every release's RBAC grants get and update on); the key is added when absent and kept across upgrades and certificate renewals. While it cannot be read (retried every 10 s) the webhook has no key: a review that must write or verify a conversion stash gets a Failure saying why (counted in aiops_conversion_failures_total{reason=\"stash_key_unavailable\"}), every other review converts",
     DEFAULT_INSTALL.conversionKeySecret,
   )
   .addOption(
@@ -138,13 +138,7 @@ async function run(o: OperatorOptions): Promise<void> {
       namespace: process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace,
       name: flags.conversionKeySecret,
     };
-    const stashKey = await ensureConversionKey(keySecret).catch((err: unknown) => {
-      log.error('conversion stash key Secret not read; retrying after the webhook starts', {
-        secret: `${keySecret.namespace}/${keySecret.name}`,
-        err: (err as Error).message,
-      });
-      return undefined;
-    });
+    const stashKey = await firstConversionKey({ ...keySecret, log });
     if (flags.selfSignedCert === true) {
       const transport = await transportOf(o);
       const ns = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
@@ -174,9 +168,10 @@ async function run(o: OperatorOptions): Promise<void> {
       host: o.bindAddress,
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
-      ...(stashKey ? { stashKey } : {}),
+      stashKey,
     });
-    if (stashKey === undefined) stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });
+    if (!(stashKey instanceof Uint8Array))
+      stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });
     if (flags.webhookCertFromSecret !== undefined) {
       const transport = await transportOf(o);
       const namespace = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;

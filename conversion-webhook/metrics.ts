@@ -38,7 +38,7 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
     }),
     failures: new Counter({
       name: 'aiops_conversion_failures_total',
-      help: 'Failed requests by reason (malformed, conversion, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
+      help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
       labelNames: ['reason'],
       registers: [registry],
     }),

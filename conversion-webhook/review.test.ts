@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { handleReview } from './review.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../test/support/arbitraries.ts';
-import { CONVERSION_ANNOTATION } from '../api/install.ts';
+import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../api/install.ts';
 
 const KEY = Buffer.alloc(32, 3);
 const review = (request: unknown) =>
@@ -39,6 +39,40 @@ test("one object's bad stash is ignored and reported; the review still converts 
     out.stashRejections.map((r) => [r.object, r.reason]),
     [[`${bad.metadata.namespace ?? ''}/${bad.metadata.name ?? ''}`, 'unsigned']],
   );
+});
+
+test('without a key yet, a review fails only when it must sign or verify a stash; any other converts as with the key', () => {
+  const objects = fc.sample(fc.oneof(v1alpha1Task, v1Task, v2Task), { numRuns: 100, seed: 5 });
+  const pending = {
+    pending: 'conversion key not loaded yet from Secret ns/s: forbidden; retrying every 10 s',
+  };
+  const seen = { converted: 0, refused: 0 };
+  for (const [i, o] of objects.entries())
+    for (const desired of ['v1alpha1', 'v1', 'v2']) {
+      const body = review({ uid: `p-${i}`, desiredAPIVersion: `aiops.example.com/${desired}`, objects: [o] });
+      const without = handleReview(body, pending);
+      const withKey = handleReview(body, KEY);
+      assert.deepEqual(withKey.body.response.result, { status: 'Success' });
+      if (without.body.response.result.status === 'Success') {
+        seen.converted++;
+        assert.deepEqual(without.body, withKey.body, 'the key played no part');
+        assert.equal(without.stashKeyMissing, false);
+        continue;
+      }
+      seen.refused++;
+      assert.equal(without.stashKeyMissing, true);
+      assert.equal(without.httpStatus, 200);
+      assert.match(
+        without.body.response.result.message,
+        /^cannot convert object 0 \(.*\) to aiops\.example\.com\/v\w+: it needs the conversion stash key \(to write or verify its stash\), and conversion key not loaded yet from Secret ns\/s: forbidden; retrying every 10 s$/,
+      );
+      assert.equal(without.body.response.convertedObjects, undefined);
+      assert.ok(
+        withKey.body.response.convertedObjects?.[0]?.metadata.annotations?.[CONVERSION_MAC_ANNOTATION],
+        'with the key, this conversion signs a stash',
+      );
+    }
+  assert.ok(seen.converted > 0 && seen.refused > 0, JSON.stringify(seen));
 });
 
 test('bad reviews get a specific Failure', async (t) => {

@@ -4,9 +4,14 @@
 // desiredAPIVersion) and turns every problem into a specific Failure, never a throw. A
 // conversion stash that cannot be trusted is not a problem of the review: the object is
 // converted without it and the rejection is returned for the caller to log and count.
+// Without a key (PendingStashKey: the host has not loaded it yet) a review converts unless
+// one of its objects needs the key, to write a stash (a down-conversion that drops a field)
+// or to verify one (a signed stash on the object); that review gets a Failure saying why
+// the key is missing, as signing with a stand-in key would lose the field on any other
+// replica. Telling the two apart costs nothing: it is found while converting.
 
 import { convert, type LooseAITask } from '../api/conversion/convert.ts';
-import { ConversionError } from '../api/conversion/errors.ts';
+import { ConversionError, StashKeyMissingError } from '../api/conversion/errors.ts';
 import type { StashRejection } from '../api/conversion/stash.ts';
 
 export const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
@@ -21,6 +26,15 @@ export interface ReviewResponse {
   };
 }
 
+/**
+ * No stash key yet: `pending` says why and when it is tried again (e.g. "conversion key not
+ * loaded yet from Secret <ns>/<name>: <why>; retrying every 10 s"); a review that needs the
+ * key gets a Failure carrying it.
+ */
+export interface PendingStashKey {
+  readonly pending: string;
+}
+
 export interface ReviewOutcome {
   /** 200 for any well-formed review (success or per-object failure), 400 for a malformed one. */
   httpStatus: 200 | 400;
@@ -31,6 +45,8 @@ export interface ReviewOutcome {
   desired: string;
   /** Stashes (or stash entries) ignored, each with the object it was on (`ns/name`). */
   stashRejections: (StashRejection & { readonly object: string })[];
+  /** True when the review failed because it needed the stash key and there was none (PendingStashKey). */
+  stashKeyMissing: boolean;
 }
 
 function failure(
@@ -39,21 +55,25 @@ function failure(
   message: string,
   apiVersion = REVIEW_API_VERSION,
   desired = 'invalid',
+  stashKeyMissing = false,
 ): ReviewOutcome {
   return {
     httpStatus,
     objects: 0,
     desired,
     stashRejections: [],
+    stashKeyMissing,
     body: { apiVersion, kind: 'ConversionReview', response: { uid, result: { status: 'Failure', message } } },
   };
 }
 
 /**
  * Answers one ConversionReview given its raw body text; `key` signs and verifies the
- * conversion stash (api/conversion/stash.ts).
+ * conversion stash (api/conversion/stash.ts), or is PendingStashKey: then a review that
+ * needs it is a Failure (`stashKeyMissing`) and any other converts as usual.
  */
-export function handleReview(text: string, key: Uint8Array): ReviewOutcome {
+export function handleReview(text: string, key: Uint8Array | PendingStashKey): ReviewOutcome {
+  const stashKey = key instanceof Uint8Array ? key : undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -91,11 +111,20 @@ export function handleReview(text: string, key: Uint8Array): ReviewOutcome {
     try {
       converted.push(
         convert(o, desired, {
-          key,
+          key: stashKey,
           onStashRejected: (r) => stashRejections.push({ ...r, object: identify(o) }),
         }),
       );
     } catch (err) {
+      if (err instanceof StashKeyMissingError && !(key instanceof Uint8Array))
+        return failure(
+          200,
+          uid,
+          `cannot convert object ${i} (${identify(o)}) to ${desired}: it needs the conversion stash key (to write or verify its stash), and ${key.pending}`,
+          REVIEW_API_VERSION,
+          desired,
+          true,
+        );
       const why = err instanceof ConversionError ? err.message : `internal error: ${String(err)}`;
       return failure(
         200,
@@ -111,6 +140,7 @@ export function handleReview(text: string, key: Uint8Array): ReviewOutcome {
     objects: converted.length,
     desired,
     stashRejections,
+    stashKeyMissing: false,
     body: {
       apiVersion: REVIEW_API_VERSION,
       kind: 'ConversionReview',

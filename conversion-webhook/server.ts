@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
-import { handleReview, REVIEW_API_VERSION, type ReviewOutcome } from './review.ts';
+import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 import {
   certPathsIn,
   DEFAULT_CERT_DIR,
@@ -82,11 +82,15 @@ export interface WebhookOptions {
   /** Cert reload poll interval in milliseconds (default 1000). */
   certPollMs?: number;
   /**
-   * HMAC-SHA256 key that signs and verifies the conversion stash, at least 32 bytes (default:
-   * random, for this process only: a stash it signs is ignored after a restart and by any
-   * other replica, so a host passes the key it keeps; see useStashKey).
+   * HMAC-SHA256 key that signs and verifies the conversion stash, at least 32 bytes; or
+   * PendingStashKey while the host is still loading it: a review that needs the key (to
+   * write or verify a stash) then gets a Failure saying why, counted as
+   * `aiops_conversion_failures_total{reason="stash_key_unavailable"}`, and every other
+   * review converts (useStashKey hands the key over later). Default: random, for this
+   * process only (a stash it signs is ignored after a restart and by any other replica), fit
+   * for a single throwaway process only; a host with replicas passes the key it keeps.
    */
-  stashKey?: Uint8Array;
+  stashKey?: Uint8Array | PendingStashKey;
   logger?: Logger;
   metrics?: WebhookMetrics;
 }
@@ -106,8 +110,12 @@ export interface WebhookServer {
    * certificate served disagree. Returns a function that removes the listener.
    */
   onCertificateRejected(listener: () => void): () => void;
-  /** Signs and verifies the conversion stash with `key` from the next review on; throws when shorter than 32 bytes. */
-  useStashKey(key: Uint8Array): void;
+  /**
+   * Signs and verifies the conversion stash with `key` from the next review on; throws when
+   * shorter than 32 bytes. Given PendingStashKey, no key from then on (reviews that need one
+   * fail saying `pending`).
+   */
+  useStashKey(key: Uint8Array | PendingStashKey): void;
   /** Stops accepting, waits for in-flight requests (at most `graceMs`, default 10 000), then closes. */
   close(graceMs?: number): Promise<void>;
 }
@@ -120,6 +128,10 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const pair = readCertPair(certPaths);
   let stashKey = checkedKey(opts.stashKey ?? randomBytes(MIN_KEY_BYTES));
+  if (!(stashKey instanceof Uint8Array))
+    log.warn('no conversion stash key yet; reviews that need it fail until it is loaded', {
+      why: stashKey.pending,
+    });
   if (opts.stashKey === undefined)
     log.warn('no conversion stash key given; signing with a key of this process only', {});
   const server = https.createServer({
@@ -207,8 +219,8 @@ interface Ctx {
   log: Logger;
   metrics: WebhookMetrics;
   maxBody: number;
-  /** The stash key in use. */
-  key: () => Uint8Array;
+  /** The stash key in use, or why there is none yet. */
+  key: () => Uint8Array | PendingStashKey;
   gate: Admission;
 }
 
@@ -250,8 +262,8 @@ class Admission {
   }
 }
 
-function checkedKey(key: Uint8Array): Uint8Array {
-  if (key.length < MIN_KEY_BYTES)
+function checkedKey(key: Uint8Array | PendingStashKey): Uint8Array | PendingStashKey {
+  if (key instanceof Uint8Array && key.length < MIN_KEY_BYTES)
     throw new Error(`the conversion stash key has ${key.length} bytes; at least ${MIN_KEY_BYTES} are needed`);
   return key;
 }
@@ -344,7 +356,12 @@ function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx)
   }
   if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
   else {
-    ctx.metrics.failures.inc({ reason: outcome.httpStatus === 400 ? 'malformed' : 'conversion' });
+    const reason = outcome.stashKeyMissing
+      ? 'stash_key_unavailable'
+      : outcome.httpStatus === 400
+        ? 'malformed'
+        : 'conversion';
+    ctx.metrics.failures.inc({ reason });
     const r = outcome.body.response.result;
     ctx.log.warn('conversion refused', {
       uid: outcome.body.response.uid,

@@ -3,8 +3,9 @@
 // guarded diff in the annotation `aiops.example.com/conversion-data`, keyed by the
 // version that holds the data, signed with the caller's key, and replayed on the way
 // back unless the user has since changed that field. A stash the key does not vouch for,
-// or any part of it outside the target version's bounds, is ignored (stash.ts). Pure: no
-// I/O, no clock, no randomness.
+// or any part of it outside the target version's bounds, is ignored (stash.ts). Without a
+// key (its host has not loaded it yet) an object converts as long as no stash has to be
+// written or verified; else StashKeyMissingError. Pure: no I/O, no clock, no randomness.
 
 import { GROUP, KIND, type ObjectMeta } from '../schema/common.ts';
 import { HUB_VERSION, objectSchema, VERSIONS, type VersionName } from '../crd.ts';
@@ -57,9 +58,11 @@ const MAPPINGS: Record<Spoke, { lift: (b: Body) => Body; project: (b: Body) => B
 export interface ConvertOptions {
   /**
    * HMAC-SHA256 key that signs the stash written and verifies the stash read (the
-   * operator's, from the `aiops-conversion-key` Secret; at least MIN_KEY_BYTES).
+   * operator's, data key `conversion-key` of the Secret `aiops-webhook-service-cert`; at
+   * least MIN_KEY_BYTES). Undefined: no key yet; converting an object then throws
+   * StashKeyMissingError when it would write a stash or verify one (readStash).
    */
-  readonly key: Uint8Array;
+  readonly key: Uint8Array | undefined;
   /** Called for each stash or stash entry ignored, with the reason (default: nothing). */
   readonly onStashRejected?: RejectionSink;
 }
@@ -81,7 +84,8 @@ export function versionOf(apiVersion: string): VersionName {
  * Converts `input` (an AITask at any served version) to `desiredAPIVersion`. Returns a
  * new object; metadata is unchanged except the conversion annotations. Throws
  * ConversionError naming the field when the object is not a convertible AITask; a bad
- * stash never throws (it is ignored and reported to `options.onStashRejected`).
+ * stash never throws (it is ignored and reported to `options.onStashRejected`). Throws
+ * StashKeyMissingError when `options.key` is undefined and a stash must be written or verified.
  */
 export function convert(input: unknown, desiredAPIVersion: string, options: ConvertOptions): LooseAITask {
   const obj = checkShape(input);
@@ -93,7 +97,12 @@ export function convert(input: unknown, desiredAPIVersion: string, options: Conv
   return to === HUB_VERSION ? hub : fromHub(hub, to, options.key, reject);
 }
 
-function toHub(spoke: LooseAITask, version: Spoke, key: Uint8Array, reject: RejectionSink): LooseAITask {
+function toHub(
+  spoke: LooseAITask,
+  version: Spoke,
+  key: Uint8Array | undefined,
+  reject: RejectionSink,
+): LooseAITask {
   const map = MAPPINGS[version];
   const stash = readStash(spoke.metadata, key, reject);
   const spokeBody = bodyOf(spoke);
@@ -106,7 +115,12 @@ function toHub(spoke: LooseAITask, version: Spoke, key: Uint8Array, reject: Reje
   return assemble(spoke, HUB_VERSION, hubBody, next, key);
 }
 
-function fromHub(hub: LooseAITask, version: Spoke, key: Uint8Array, reject: RejectionSink): LooseAITask {
+function fromHub(
+  hub: LooseAITask,
+  version: Spoke,
+  key: Uint8Array | undefined,
+  reject: RejectionSink,
+): LooseAITask {
   const map = MAPPINGS[version];
   const stash = readStash(hub.metadata, key, reject);
   const hubBody = bodyOf(hub);
@@ -130,7 +144,7 @@ function assemble(
   version: VersionName,
   b: Body,
   stash: Stash,
-  key: Uint8Array,
+  key: Uint8Array | undefined,
 ): LooseAITask {
   const metadata = structuredClone(src.metadata);
   const uid = typeof metadata.uid === 'string' ? metadata.uid : '';

@@ -1,5 +1,6 @@
-// The one error type conversion raises: the webhook turns it into a ConversionReview
-// Failure whose message names the object and the field.
+// The error types conversion raises: ConversionError, which the webhook turns into a
+// ConversionReview Failure whose message names the object and the field, and
+// StashKeyMissingError, a Failure that says the host has no stash key yet.
 
 /** An object that cannot be converted; `message` says which field and why. */
 export class ConversionError extends Error {
@@ -43,4 +44,13 @@ function describe(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   return Array.isArray(v) ? 'an array' : `a ${typeof v}`;
+}
+
+/**
+ * Conversion had to write or verify a conversion stash and was given no key to sign or check
+ * it with (ConvertOptions.key undefined: the host has not loaded it yet). Not a problem of the
+ * object: the same conversion succeeds once the key is there.
+ */
+export class StashKeyMissingError extends Error {
+  override readonly name = 'StashKeyMissingError';
 }

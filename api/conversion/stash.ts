@@ -18,6 +18,9 @@
 //
 // Whatever is ignored is reported to the caller (`onStashRejected`), never thrown: one
 // tenant's annotation must not fail a ConversionReview that also carries others' objects.
+// The one exception is a caller without a key (undefined: its host has not loaded it yet):
+// signing a stash, or verifying a signature that is well formed and bound to the object's
+// uid, then throws StashKeyMissingError, since guessing would lose or forge a field.
 // Pure: the key is passed in; HMAC is computation, not I/O.
 
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
@@ -26,6 +29,7 @@ import { VERSIONS, type VersionName } from '../crd.ts';
 import type { JSONSchemaProps } from '../schema/infer.ts';
 import type { Body } from './body.ts';
 import { violations, type Violation } from './bounds.ts';
+import { StashKeyMissingError } from './errors.ts';
 import { getPath, isSafePath, withEntry, type DiffEntry, type Json } from './json-diff.ts';
 
 /** Stash entries keyed by the version that holds the data. */
@@ -74,7 +78,9 @@ const MAC_PREFIX = 'hmac-sha256';
 
 const keyObjects = new WeakMap<Uint8Array, KeyObject>();
 
-function mac(key: Uint8Array, uid: string, text: string): Buffer {
+function mac(key: Uint8Array | undefined, uid: string, text: string): Buffer {
+  if (key === undefined)
+    throw new StashKeyMissingError('no conversion stash key to sign or verify the stash with');
   let keyObject = keyObjects.get(key);
   if (keyObject === undefined) {
     keyObject = createSecretKey(key);
@@ -83,14 +89,17 @@ function mac(key: Uint8Array, uid: string, text: string): Buffer {
   return createHmac('sha256', keyObject).update(`aiops-conversion-stash\0${uid}\0`).update(text).digest();
 }
 
-/** The CONVERSION_MAC_ANNOTATION value for stash `text` on an object with `uid` ("" when it has none). */
-export function signStash(key: Uint8Array, uid: string, text: string): string {
+/**
+ * The CONVERSION_MAC_ANNOTATION value for stash `text` on an object with `uid` ("" when it
+ * has none); throws StashKeyMissingError when `key` is undefined.
+ */
+export function signStash(key: Uint8Array | undefined, uid: string, text: string): string {
   return `${MAC_PREFIX}:${uid}:${mac(key, uid, text).toString('base64url')}`;
 }
 
 /** Why the MAC `signature` does not vouch for stash `text` on an object with `uid`, or undefined when it does. */
 function distrust(
-  key: Uint8Array,
+  key: Uint8Array | undefined,
   uid: string,
   text: string,
   signature: string | undefined,
@@ -147,11 +156,13 @@ function entriesOf(x: unknown): DiffEntry[] | StashRejection {
 /**
  * The stash of an object with `metadata`, when its MAC under `key` vouches for it; an empty
  * stash (and one rejection to `reject`) when it is unsigned, forged, bound to another
- * object, malformed or over STASH_LIMITS. Never throws.
+ * object, malformed or over STASH_LIMITS. Throws only StashKeyMissingError, when `key` is
+ * undefined and the stash carries a well-formed MAC bound to this object (only the key can
+ * tell whether it vouches); an unsigned or foreign stash is rejected without a key.
  */
 export function readStash(
   metadata: { readonly uid?: string; readonly annotations?: Readonly<Record<string, string>> },
-  key: Uint8Array,
+  key: Uint8Array | undefined,
   reject: RejectionSink,
 ): Stash {
   const annotations = metadata.annotations ?? {};
@@ -210,12 +221,13 @@ export function readStash(
 
 /**
  * Writes `stash` into `annotations` (a new object) with its MAC under `key` for an object
- * with `uid`; removes both annotations when the stash is empty.
+ * with `uid`; removes both annotations when the stash is empty (no key needed). Throws
+ * StashKeyMissingError when the stash is not empty and `key` is undefined.
  */
 export function writeStash(
   annotations: Readonly<Record<string, string>>,
   stash: Stash,
-  key: Uint8Array,
+  key: Uint8Array | undefined,
   uid: string,
 ): Record<string, string> {
   const out = { ...annotations };
