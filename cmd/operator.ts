@@ -12,7 +12,11 @@ import { CRD_NAME } from '../api/schema/common.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { buildCommand, switchOption } from '../operator/command.ts';
 import { startOperator, type OperatorOptions } from '../operator/assembly.ts';
-import { startWebhookServer, type WebhookServer } from '../conversion-webhook/server.ts';
+import {
+  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  startWebhookServer,
+  type WebhookServer,
+} from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
@@ -31,6 +35,7 @@ interface WebhookFlags {
   webhookService: string;
   certSyncInterval: number;
   webhookShutdownDelay: number;
+  webhookMaxConcurrentReviews: number;
   webhookCertFromSecret?: string;
   conversionKeySecret: string;
   migrateStorageOnStart?: boolean;
@@ -47,6 +52,13 @@ function delaySeconds(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 300)
     throw new InvalidArgumentError(`expected whole seconds from 0 to 300, got "${value}"`);
+  return n;
+}
+
+function positiveCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`expected a whole number ≥ 1, got "${value}"`);
   return n;
 }
 
@@ -95,6 +107,12 @@ const command = buildCommand(run)
     "after SIGTERM, keep answering conversions this long while the pod leaves the Service's endpoints (the leader steps down and /readyz fails at once); SIGINT or a second signal stops at once",
     delaySeconds,
     5,
+  )
+  .option(
+    '--webhook-max-concurrent-reviews <n>',
+    "most ConversionReviews the hosted webhook reads or converts at once, a count ≥ 1 (the default of `npm run webhook`'s --max-concurrent-reviews too); one more gets HTTP 429 with Retry-After: 1 s, which the apiserver retries",
+    positiveCount,
+    DEFAULT_MAX_CONCURRENT_REVIEWS,
   )
   .option(
     '--webhook-cert-from-secret <name>',
@@ -169,6 +187,7 @@ async function run(o: OperatorOptions): Promise<void> {
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
       stashKey,
+      maxConcurrentReviews: flags.webhookMaxConcurrentReviews,
     });
     if (!(stashKey instanceof Uint8Array))
       stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });

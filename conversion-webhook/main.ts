@@ -4,7 +4,7 @@
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createLogger, parseLogLevel } from '../api/log.ts';
-import { startWebhookServer } from './server.ts';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS, startWebhookServer } from './server.ts';
 import { defaultStashKeyFile, loadOrCreateStashKey, STASH_KEY_FILE } from './stash-key.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from './tls.ts';
 
@@ -24,9 +24,15 @@ const program = new Command('aiops-webhook')
   .option('--cert-dir <dir>', 'directory holding tls.crt and tls.key', DEFAULT_CERT_DIR)
   .option(
     '--max-body-bytes <n>',
-    'largest accepted request body in bytes',
+    `largest accepted request body in bytes (${DEFAULT_MAX_BODY_BYTES / 1024 / 1024} MiB, the default of the webhook the operator hosts too); a larger one gets HTTP 413`,
     int('--max-body-bytes', 1024),
-    32 * 1024 * 1024,
+    DEFAULT_MAX_BODY_BYTES,
+  )
+  .option(
+    '--max-concurrent-reviews <n>',
+    "most ConversionReviews read or converted at once, a count ≥ 1 (the default of the operator's --webhook-max-concurrent-reviews too); one more gets HTTP 429 with Retry-After: 1 s, which the apiserver retries",
+    int('--max-concurrent-reviews', 1),
+    DEFAULT_MAX_CONCURRENT_REVIEWS,
   )
   .option(
     '--request-timeout <ms>',
@@ -55,6 +61,7 @@ const opts = program.opts<{
   certDir: string;
   stashKeyFile?: string;
   maxBodyBytes: number;
+  maxConcurrentReviews: number;
   requestTimeout: number;
   logLevel: string;
 }>();
@@ -73,6 +80,7 @@ try {
     cert: certPathsIn(opts.certDir),
     stashKey: loadOrCreateStashKey(opts.stashKeyFile ?? defaultStashKeyFile(opts.certDir)),
     maxBodyBytes: opts.maxBodyBytes,
+    maxConcurrentReviews: opts.maxConcurrentReviews,
     requestTimeoutMs: opts.requestTimeout,
     logger: log,
   });

@@ -89,6 +89,26 @@ test('a bad flag is a usage error (exit 2)', () => {
   assert.match(r.stderr, /--webhook-port.*invalid.*expected a port/);
 });
 
+test('--webhook-max-concurrent-reviews: the webhook default (8), from the flag or its variable; below 1 is a usage error', () => {
+  const help = spawnSync(process.execPath, ['cmd/operator.ts', '--help'], { cwd: ROOT, encoding: 'utf8' });
+  assert.match(
+    help.stdout,
+    /--webhook-max-concurrent-reviews <n>\s+most ConversionReviews[^\n]*\(default: 8, env: AIOPS_WEBHOOK_MAX_CONCURRENT_REVIEWS\)/,
+  );
+  for (const [args, env] of [
+    [['--webhook-max-concurrent-reviews=0'], {}],
+    [[], { AIOPS_WEBHOOK_MAX_CONCURRENT_REVIEWS: 'many' }],
+  ] as const) {
+    const r = spawnSync(process.execPath, ['cmd/operator.ts', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /--webhook-max-concurrent-reviews.*invalid.*expected a whole number ≥ 1/);
+  }
+});
+
 test('the operator process serves the conversion webhook and stops on SIGTERM, the webhook last', async (t) => {
   const ns = await freshNamespace('manager', t.after.bind(t));
   const dir = mkdtempSync(join(tmpdir(), 'aiops-manager-'));
@@ -110,6 +130,7 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
       `--webhook-cert-dir=${dir}`,
       '--migrate-storage-on-start',
       '--webhook-shutdown-delay=300',
+      '--webhook-max-concurrent-reviews=2',
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
