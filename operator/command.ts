@@ -301,7 +301,11 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       'namespace of the Lease',
       process.env.POD_NAMESPACE ?? DEFAULT_INSTALL.namespace,
     )
-    .option('--leader-election-id <name>', 'name of the Lease', 'aiops-operator-leader')
+    .option(
+      '--leader-election-id <name>',
+      "name of the Lease; the shipped Role grants get and update on the Lease by name (resourceNames: [aiops-operator-leader]), so another id needs that name edited in the Role's resourceNames",
+      'aiops-operator-leader',
+    )
     .option('--lease-duration <d>', 'how long a Lease is held without renewal', duration, 15_000)
     .option('--renew-deadline <d>', 'how long the leader retries renewing before giving up', duration, 10_000)
     .option('--retry-period <d>', 'wait between Lease attempts', duration, 2_000)
