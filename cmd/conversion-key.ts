@@ -8,7 +8,8 @@
 // under during an upgrade; the certificate's renewal keeps the key (cert-rotation.ts).
 // Until the key is read the webhook has none (never a stand-in of its own: two replicas
 // would sign with different keys and a stashed field would be lost), so a review that must
-// write or verify a stash fails saying why, and is retried by the apiserver's client.
+// write or verify a stash fails saying why (the request that caused it gets an error its
+// client may retry; a controller's list or watch retries by itself).
 
 import { randomBytes } from 'node:crypto';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
