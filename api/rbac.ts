@@ -62,6 +62,13 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
    */
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'list'] },
   /**
+   * `--metrics-secure` (the default): who may read /metrics is asked of the cluster, a
+   * TokenReview for the scraper's bearer token and a SubjectAccessReview for its user
+   * (operator/runtime/metrics-auth.ts), as controller-runtime's metrics filter does.
+   */
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  /**
    * For the conversion webhook hosted in the operator process (the controller makes no such
    * call). The AITask CRD only: read its conversion and storedVersions, and patch the
    * conversion webhook's caBundle when the operator manages its own serving certificate
@@ -123,3 +130,30 @@ export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
     verbs: ['get', 'update'],
   },
 ];
+
+/** A rule on non-resource URLs (a ClusterRole only). */
+export interface NonResourceRule {
+  readonly nonResourceURLs: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/** The ClusterRole a scraper (Prometheus' ServiceAccount) is bound to, to read the operator's /metrics. */
+export const METRICS_READER_ROLE = 'aiops-metrics-reader';
+
+/** What METRICS_READER_ROLE grants: GET of /metrics, the one thing the operator's metrics filter asks about. */
+export const METRICS_READER_RULES: readonly NonResourceRule[] = [
+  { nonResourceURLs: ['/metrics'], verbs: ['get'] },
+];
+
+/**
+ * The METRICS_READER_ROLE ClusterRole, as both install paths ship it (deploy/ and the OLM
+ * bundle's manifests); a monitoring stack binds its scraper's ServiceAccount to it.
+ */
+export function metricsReaderClusterRole(): Record<string, unknown> {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: METRICS_READER_ROLE, labels: { 'app.kubernetes.io/part-of': 'aiops' } },
+    rules: METRICS_READER_RULES,
+  };
+}

@@ -26,6 +26,7 @@ import { followCertSecret } from './webhook-cert-secret.ts';
 import { firstConversionKey, provideConversionKey } from './conversion-key.ts';
 import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
 import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
+import { metricsServingCert } from './metrics-cert.ts';
 
 interface WebhookFlags {
   webhookPort?: number;
@@ -207,7 +208,19 @@ async function run(o: OperatorOptions): Promise<void> {
       });
     }
   }
-  const op = await startOperator(o);
+  const op = await startOperator(
+    o.metricsSecure
+      ? {
+          ...o,
+          metricsTLS: await metricsServingCert({
+            ...(o.metricsCertPath !== undefined ? { dir: o.metricsCertPath } : {}),
+            certName: o.metricsCertName,
+            keyName: o.metricsCertKey,
+            log: o.log.with({ component: 'metrics' }),
+          }),
+        }
+      : o,
+  );
   const conditionRef = operatorConditionRef();
   const stopReporting =
     conditionRef === undefined

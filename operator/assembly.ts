@@ -34,7 +34,8 @@ import type { Logger } from '../api/log.ts';
 import { PrometheusClient } from './edges/prometheus.ts';
 import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
-import { startServers } from './runtime/server.ts';
+import { startServers, type SecureMetrics } from './runtime/server.ts';
+import { MetricsAuthorizer } from './runtime/metrics-auth.ts';
 import { createTelemetry } from './telemetry.ts';
 import { actionGate, parsePausePoints, PAUSE_ENV } from './action-gate.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
@@ -88,6 +89,18 @@ export interface OperatorOptions {
   readonly metricsHost?: string;
   /** Address /healthz and /readyz listen on (default: bindAddress). */
   readonly healthHost?: string;
+  /**
+   * /metrics over HTTPS behind TokenReview and SubjectAccessReview (`--metrics-secure`,
+   * default true); its certificate is `metricsTLS`, which the caller must then provide.
+   */
+  readonly metricsSecure: boolean;
+  /** Directory of the metrics certificate (`--metrics-cert-path`; unset: self-signed at start). */
+  readonly metricsCertPath?: string;
+  /** Certificate and key file names in metricsCertPath (default tls.crt, tls.key). */
+  readonly metricsCertName: string;
+  readonly metricsCertKey: string;
+  /** The metrics serving certificate, and how it is renewed (cmd/metrics-cert.ts). */
+  readonly metricsTLS?: Pick<SecureMetrics, 'pair' | 'watch'>;
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
   /** Reconcile only AITasks matching this label selector (default: all). */
@@ -275,13 +288,20 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     log,
     maxConcurrentReconciles: o.maxConcurrentReconciles,
   });
+  if (o.metricsSecure && o.metricsTLS === undefined)
+    throw new Error('--metrics-secure needs a serving certificate (metricsTLS), and none was given');
+  const authorizer = new MetricsAuthorizer(transport);
   const servers = await startServers(
     { ready: () => taskCache.synced && deployments.synced, registry: telemetry.registry },
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
     { host: o.healthHost ?? o.bindAddress, port: o.healthPort },
+    o.metricsSecure && o.metricsTLS !== undefined
+      ? { ...o.metricsTLS, authorize: (header, method, path) => authorizer.check(header, method, path) }
+      : undefined,
   );
   log.info('serving endpoints', {
     metricsPort: servers.metricsPort,
+    metricsScheme: o.metricsSecure ? 'https' : 'http',
     healthPort: servers.healthPort,
     identity,
   });

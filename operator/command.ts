@@ -313,6 +313,19 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--health-port <port>', 'port of /healthz and /readyz (0: a free port)', int(0, 65535), 8081)
     .option('--bind-address <ip>', 'address the endpoints listen on', '0.0.0.0')
     .addOption(
+      switchOption(
+        '--metrics-secure',
+        'serve /metrics over HTTPS, only to bearer tokens a TokenReview authenticates and a SubjectAccessReview allows to get /metrics (bind the aiops-metrics-reader ClusterRole); false: plain HTTP to anyone who reaches the port, as for a local run',
+        true,
+      ),
+    )
+    .option(
+      '--metrics-cert-path <dir>',
+      'directory with the /metrics serving certificate (reloaded when it changes); unset: a self-signed certificate made at start',
+    )
+    .option('--metrics-cert-name <file>', 'certificate file in --metrics-cert-path', 'tls.crt')
+    .option('--metrics-cert-key <file>', 'key file in --metrics-cert-path', 'tls.key')
+    .addOption(
       new Option(
         '--metrics-bind-address <[host]:port>',
         "controller-runtime's name: where /metrics listens (instead of --metrics-port, and --bind-address for it)",
@@ -395,6 +408,10 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         metricsPort: metricsAt?.port ?? num('metricsPort'),
         healthPort: healthAt?.port ?? num('healthPort'),
         bindAddress: str('bindAddress') ?? '0.0.0.0',
+        metricsSecure: f.metricsSecure === true,
+        ...opt('metricsCertPath', str('metricsCertPath')),
+        metricsCertName: str('metricsCertName') ?? 'tls.crt',
+        metricsCertKey: str('metricsCertKey') ?? 'tls.key',
         ...(metricsAt ? { metricsHost: metricsAt.host ?? '0.0.0.0' } : {}),
         ...(healthAt ? { healthHost: healthAt.host ?? '0.0.0.0' } : {}),
         log: createLogger('operator', { level: parseLogLevel(str('logLevel') ?? 'info') }),

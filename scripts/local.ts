@@ -111,7 +111,8 @@ async function main(): Promise<void> {
     `--kubeconfig=${kubeconfig}`, `--prometheus-url=${prometheus.url}`,
     // No Service routes to it here, so it need not keep answering after SIGTERM.
     `--webhook-port=${webhookPort}`, `--webhook-cert-dir=${certs.dir}`, '--webhook-shutdown-delay=0',
-    `--metrics-port=${metricsPort}`, `--health-port=${healthPort}`, '--bind-address=127.0.0.1',
+    // Plain /metrics on loopback: a person curls it here, with no token to send.
+    `--metrics-port=${metricsPort}`, '--metrics-secure=false', `--health-port=${healthPort}`, '--bind-address=127.0.0.1',
   ], { stdio: ['ignore', 'inherit', 'inherit'] });
   started.push(childRunning('operator', operator));
   const operatorExit = new Promise<never>((_, reject) =>

@@ -1,10 +1,15 @@
 // The operator's HTTP endpoints: /healthz (the process is serving), /readyz (the caches
-// have synced), /metrics (Prometheus text format). Served on the metrics port and the
-// health-probe port (one listener when they are equal).
+// have synced), /metrics (Prometheus text format). Plain, they are served on the metrics
+// port and the health-probe port (one listener when they are equal). Secure (the default
+// of `--metrics-secure`, as kubebuilder scaffolds it), /metrics is served over HTTPS on its
+// own port, only to bearer tokens the cluster authorizes (metrics-auth.ts), and the
+// health-probe port serves the probes alone.
 
 import * as http from 'node:http';
+import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { MetricsAccess } from './metrics-auth.ts';
 
 /** What the endpoints report on. */
 export interface Probes {
@@ -19,22 +24,59 @@ export interface Servers {
   close(): Promise<void>;
 }
 
-function handler(p: Probes): http.RequestListener {
+/** A certificate and key in PEM. */
+export interface CertPair {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+}
+
+/** /metrics over HTTPS for authorized tokens only. */
+export interface SecureMetrics {
+  /** The serving certificate now. */
+  readonly pair: CertPair;
+  /** Calls `apply` with each new pair (a rotated certificate); returns how to stop watching. Default: none. */
+  readonly watch?: (apply: (pair: CertPair) => void) => () => void;
+  /** Who may read /metrics (metrics-auth.ts). */
+  readonly authorize: (
+    authorization: string | undefined,
+    method: string,
+    path: string,
+  ) => Promise<MetricsAccess>;
+}
+
+/** Which endpoints a listener serves. */
+type Serves = 'all' | 'probes' | 'metrics';
+
+function handler(p: Probes, serves: Serves, secure?: SecureMetrics): http.RequestListener {
   return (req, res) => {
-    const path = (req.url ?? '').split('?')[0];
+    const path = (req.url ?? '').split('?')[0] ?? '';
     const send = (code: number, type: string, body: string): void => {
       res.writeHead(code, { 'Content-Type': type });
       res.end(body);
     };
-    if (path === '/healthz') send(200, 'text/plain', 'ok\n');
-    else if (path === '/readyz') {
-      if (p.ready()) send(200, 'text/plain', 'ok\n');
-      else send(503, 'text/plain', 'caches not synced\n');
-    } else if (path === '/metrics')
+    const metrics = (): void => {
       p.registry.metrics().then(
         (text) => send(200, p.registry.contentType, text),
         (err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`),
       );
+    };
+    if (serves !== 'metrics' && path === '/healthz') send(200, 'text/plain', 'ok\n');
+    else if (serves !== 'metrics' && path === '/readyz') {
+      if (p.ready()) send(200, 'text/plain', 'ok\n');
+      else send(503, 'text/plain', 'caches not synced\n');
+    } else if (serves === 'all' && path === '/metrics') metrics();
+    else if (serves === 'metrics' && path === '/metrics' && secure !== undefined)
+      secure.authorize(req.headers.authorization, req.method ?? 'GET', path).then(
+        (access) => (access.allowed ? metrics() : send(access.code, 'text/plain', `${access.message}\n`)),
+        (err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`),
+      );
+    else if (serves === 'probes')
+      send(
+        404,
+        'text/plain',
+        'not found: try /healthz or /readyz (/metrics is served over HTTPS on the metrics port)\n',
+      );
+    else if (serves === 'metrics') send(404, 'text/plain', 'not found: try /metrics\n');
     else send(404, 'text/plain', 'not found: try /healthz, /readyz or /metrics\n');
   };
 }
@@ -52,22 +94,45 @@ export interface Listen {
   readonly port: number;
 }
 
-/** Starts the endpoints; one listener when both name the same non-zero port and host. Rejects if a port is taken. */
-export async function startServers(p: Probes, metrics: Listen, health: Listen): Promise<Servers> {
+/**
+ * Starts the endpoints; plain, one listener when both name the same non-zero port and host.
+ * With `secure`, /metrics is served over HTTPS alone on its port, which then may not be the
+ * health port. Rejects if a port is taken.
+ */
+export async function startServers(
+  p: Probes,
+  metrics: Listen,
+  health: Listen,
+  secure?: SecureMetrics,
+): Promise<Servers> {
+  const shared = health.port === metrics.port && health.host === metrics.host && metrics.port !== 0;
+  if (secure !== undefined && shared)
+    throw new Error(
+      `/metrics over HTTPS needs a port of its own: the metrics and health ports are both ${metrics.port}`,
+    );
   const servers: http.Server[] = [];
-  const start = async (at: Listen): Promise<number> => {
-    const s = http.createServer(handler(p));
+  const stops: (() => void)[] = [];
+  const start = async (at: Listen, serves: Serves): Promise<number> => {
+    let s: http.Server;
+    if (serves === 'metrics' && secure !== undefined) {
+      const tlsServer = https.createServer(
+        { ...secure.pair, minVersion: 'TLSv1.2' },
+        handler(p, serves, secure),
+      );
+      stops.push(secure.watch?.((pair) => tlsServer.setSecureContext({ ...pair })) ?? (() => undefined));
+      s = tlsServer;
+    } else s = http.createServer(handler(p, serves));
     servers.push(s);
     return listen(s, at.host, at.port);
   };
-  const m = await start(metrics);
-  const shared = health.port === metrics.port && health.host === metrics.host && metrics.port !== 0;
-  const h = shared ? m : await start(health);
+  const m = await start(metrics, secure === undefined ? 'all' : 'metrics');
+  const h = shared ? m : await start(health, secure === undefined ? 'all' : 'probes');
   return {
     metricsPort: m,
     healthPort: h,
-    close: () =>
-      Promise.all(
+    close: () => {
+      for (const stop of stops) stop();
+      return Promise.all(
         servers.map(
           (s) =>
             new Promise<void>((resolve) => {
@@ -75,6 +140,7 @@ export async function startServers(p: Probes, metrics: Listen, health: Listen): 
               s.closeAllConnections();
             }),
         ),
-      ).then(() => undefined),
+      ).then(() => undefined);
+    },
   };
 }

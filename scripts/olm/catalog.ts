@@ -107,6 +107,7 @@ export function inlineBundleBlob(
   release: Release,
   csv: ClusterServiceVersion,
   crd: CustomResourceDefinition,
+  others: readonly unknown[] = [],
 ): Record<string, unknown> {
   const blob = bundleBlob(release, csv, crd);
   const object = (o: unknown) => ({
@@ -114,5 +115,5 @@ export function inlineBundleBlob(
     value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
   });
   const properties = (blob['properties'] as { type: string }[]).filter((p) => p.type !== 'olm.csv.metadata');
-  return { ...blob, image: '', properties: [...properties, object(csv), object(crd)] };
+  return { ...blob, image: '', properties: [...properties, ...others.map(object), object(csv), object(crd)] };
 }

@@ -11,8 +11,8 @@ export const OPERATOR_LABELS = {
   'app.kubernetes.io/part-of': 'aiops',
 };
 
-/** Ports the operator listens on inside the pod. */
-export const PORTS = { webhook: DEFAULT_INSTALL.webhookPort, metrics: 8080, health: 8081 } as const;
+/** Ports the operator listens on inside the pod: /metrics over HTTPS on 8443, as kubebuilder's scaffold. */
+export const PORTS = { webhook: DEFAULT_INSTALL.webhookPort, metrics: 8443, health: 8081 } as const;
 
 /** Port of the webhook Service (what the CRD's conversion config and OLM's `containerPort` name). */
 export const WEBHOOK_SERVICE_PORT = 443;
@@ -94,7 +94,7 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
             ],
             ports: [
               { name: 'webhook', containerPort: PORTS.webhook, protocol: 'TCP' },
-              { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
+              { name: 'https', containerPort: PORTS.metrics, protocol: 'TCP' },
               { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
             ],
             livenessProbe: { ...probe('/healthz'), initialDelaySeconds: 15 },

@@ -5,7 +5,11 @@
 
 import { buildCRD } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { OPERATOR_CLUSTER_RULES, OPERATOR_NAMESPACE_RULES } from '../../api/rbac.ts';
+import {
+  metricsReaderClusterRole,
+  OPERATOR_CLUSTER_RULES,
+  OPERATOR_NAMESPACE_RULES,
+} from '../../api/rbac.ts';
 import { operatorImage } from '../../api/releases.ts';
 import { deploymentSpec, OPERATOR_LABELS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 
@@ -44,6 +48,7 @@ export function plainManifests(version: string): object[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects,
     },
+    metricsReaderClusterRole(),
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',

@@ -115,6 +115,7 @@ test('the committed plain install parses as the objects kubectl will apply, in o
       'ServiceAccount',
       'ClusterRole',
       'ClusterRoleBinding',
+      'ClusterRole',
       'Role',
       'RoleBinding',
       'Service',

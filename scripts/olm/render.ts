@@ -8,6 +8,7 @@ import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { csvName, DEFAULT_CHANNEL, PACKAGE_NAME, type Release } from '../../api/releases.ts';
 import { CRD_RELEASES, crdOfRelease, type CRDRelease } from '../../api/upgrade/crd-releases.ts';
 import { toYaml } from '../../api/yaml.ts';
+import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts';
 import { bundleBlob, channelBlobs, inlineBundleBlob, packageBlob } from './catalog.ts';
 import { buildCSV, type ClusterServiceVersion } from './csv.ts';
 import { WEBHOOK_SERVICE_PORT } from './deployment.ts';
@@ -59,6 +60,10 @@ export function renderRelease(
   };
   yaml(`${PATHS.manifests}/${PACKAGE_NAME}.clusterserviceversion.yaml`, csv);
   yaml(`${PATHS.manifests}/${crd.metadata.name}.customresourcedefinition.yaml`, crd);
+  yaml(
+    `${PATHS.manifests}/${METRICS_READER_ROLE}_rbac.authorization.k8s.io_v1_clusterrole.yaml`,
+    metricsReaderClusterRole(),
+  );
   const annotations = bundleAnnotations(release);
   yaml(PATHS.annotations, { annotations });
   files.set(PATHS.dockerfile, dockerfile(annotations));
@@ -106,8 +111,8 @@ export function releaseManifests(
 }
 
 /**
- * The olm.bundle blobs of `release` in both catalogs (image-based and inline), keyed by
- * path. Written once when the release is cut; committed and never regenerated after.
+ * The olm.bundle blobs of `release` in both catalogs (image-based and inline, the latter
+ * with the bundle's other manifests: the metrics reader ClusterRole), keyed by path. Written once when the release is cut; committed and never regenerated after.
  */
 export function releaseBlobs(
   release: Release,
@@ -119,7 +124,7 @@ export function releaseBlobs(
     [bundleBlobPath(release.version), HEADER + toYaml(bundleBlob(release, csv, crd))],
     [
       bundleBlobPath(release.version, PATHS.inlineCatalog),
-      HEADER + toYaml(inlineBundleBlob(release, csv, crd)),
+      HEADER + toYaml(inlineBundleBlob(release, csv, crd, [metricsReaderClusterRole()])),
     ],
   ]);
 }

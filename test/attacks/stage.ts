@@ -1,7 +1,8 @@
 // The stage the attack suites play on: a control plane of their own (so the AITask CRD's
 // conversion can point at the operator's hosted webhook, as on a real install), the operator
 // as deployed — one process hosting controller and webhook, authenticated as a ServiceAccount
-// holding exactly the CSV's permissions — a real Prometheus, and two tenants, each a
+// holding exactly the CSV's permissions, /metrics over HTTPS behind TokenReview — a real
+// Prometheus, a scraper bound to the shipped metrics reader role, and two tenants, each a
 // ServiceAccount that may only write AITasks (status included), Deployments and Pods in its
 // own namespace. Attacks are made with the tenant's own credentials, so whatever the
 // apiserver refuses a tenant is refused here too.
@@ -14,6 +15,7 @@ import { buildCRD } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { KubeTransport } from '../../api/kube/transport.ts';
+import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts';
 import { Resources, type Deployment, type Node, type Pod } from '../../operator/runtime/kinds.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
@@ -56,6 +58,8 @@ export interface Stage {
   readonly mallory: Tenant;
   /** A bystander tenant whose work must go on undisturbed. */
   readonly alice: Tenant;
+  /** What a scraper bound to the aiops-metrics-reader ClusterRole reads /metrics with (HTTPS, as shipped). */
+  readonly scraper: { readonly token: string; readonly ca: string };
   /** Admin clients of every version, for reads across namespaces. */
   readonly adminTasks: { v2: AITaskClient; v1: AITaskClient<'v1'>; v1alpha1: AITaskClient<'v1alpha1'> };
   stop(): Promise<void>;
@@ -120,6 +124,33 @@ async function makeTenant(
   };
 }
 
+/**
+ * What a monitoring stack does to scrape the operator: the shipped aiops-metrics-reader
+ * ClusterRole bound to ServiceAccount `monitoring/prometheus`; returns a token of it.
+ */
+async function scraperToken(admin: KubeTransport): Promise<string> {
+  const post = (path: string, body: unknown): Promise<unknown> =>
+    admin.request({ method: 'POST', path, body });
+  await post('/api/v1/namespaces', { metadata: { name: 'monitoring' } });
+  await post('/api/v1/namespaces/monitoring/serviceaccounts', { metadata: { name: 'prometheus' } });
+  await post(`/apis/${RBAC}/v1/clusterroles`, metricsReaderClusterRole());
+  await post(`/apis/${RBAC}/v1/clusterrolebindings`, {
+    metadata: { name: 'prometheus-aiops-metrics' },
+    roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: METRICS_READER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'monitoring' }],
+  });
+  const review = await admin.request<{ status: { token: string } }>({
+    method: 'POST',
+    path: '/api/v1/namespaces/monitoring/serviceaccounts/prometheus/token',
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 86_400 },
+    },
+  });
+  return review.status.token;
+}
+
 /** How a suite wants its stage. */
 export interface StageOptions {
   /** kwok nodes (default 2). */
@@ -175,6 +206,7 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       dir,
       (fn) => stops.push(fn),
     );
+    const scraper = { token: await scraperToken(admin), ca: certs.caPem };
     const mallory = await makeTenant(admin, cluster.kubeconfigPath, 'mallory', dir);
     const alice = await makeTenant(admin, cluster.kubeconfigPath, 'alice', dir);
     const operator = await startOperatorProcess(
@@ -187,10 +219,11 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
         `--webhook-port=${webhookPort}`,
         `--webhook-cert-dir=${certs.dir}`,
         `--leader-election-namespace=${operatorNs}`,
+        `--metrics-cert-path=${certs.dir}`,
         ...(opts.args ?? []),
       ],
-      { AIOPS_CONFINE_QUERIES: 'true', POD_NAMESPACE: operatorNs },
-      { kubeconfig: operatorKubeconfig },
+      { AIOPS_CONFINE_QUERIES: 'true', AIOPS_METRICS_SECURE: 'true', POD_NAMESPACE: operatorNs },
+      { kubeconfig: operatorKubeconfig, metrics: scraper },
     );
     stops.push(async () => {
       await operator.stop();
@@ -204,6 +237,7 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       operator,
       mallory,
       alice,
+      scraper,
       adminTasks: {
         v2: new AITaskClient(admin, 'v2'),
         v1: new AITaskClient(admin, 'v1'),

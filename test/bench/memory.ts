@@ -210,6 +210,7 @@ export async function bench(env: Environment, only?: 'oversized'): Promise<void>
         `--leader-election-namespace=${ns}`,
         '--bind-address=127.0.0.1',
         `--metrics-port=${metrics}`,
+        '--metrics-secure=false',
         `--health-port=${health}`,
         `--webhook-port=${webhook}`,
         `--webhook-cert-dir=${cert.dir}`,

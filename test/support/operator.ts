@@ -5,6 +5,7 @@
 // or killed with SIGKILL.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
@@ -32,10 +33,14 @@ export interface OperatorProcess {
 /**
  * What every test operator gets unless its test says otherwise: the tests' gauges are
  * synthetic series without a `namespace` label, which query confinement (on by default)
- * would read as no data. operator/tenancy.test.ts runs with confinement on, on series that
- * carry their namespace.
+ * would read as no data (operator/tenancy.test.ts runs with confinement on, on series that
+ * carry their namespace); and `metric()` reads plain /metrics (test/attacks/metrics.test.ts
+ * runs it over HTTPS behind TokenReview, as shipped).
  */
-const TEST_ENV: Readonly<Record<string, string>> = { AIOPS_CONFINE_QUERIES: 'false' };
+const TEST_ENV: Readonly<Record<string, string>> = {
+  AIOPS_CONFINE_QUERIES: 'false',
+  AIOPS_METRICS_SECURE: 'false',
+};
 
 /** How startOperatorProcess runs the operator beyond its flags and environment. */
 export interface OperatorProcessOptions {
@@ -45,6 +50,34 @@ export interface OperatorProcessOptions {
    * one, or the admin one for a test about what wider rights do (the caller says why).
    */
   readonly kubeconfig?: string;
+  /**
+   * How `metric()` reads an operator started with `--metrics-secure`: over HTTPS, verifying
+   * the serving certificate against `ca` (PEM), with `token` as its bearer token (a scraper
+   * bound to the aiops-metrics-reader ClusterRole). Default: plain HTTP.
+   */
+  readonly metrics?: { readonly token: string; readonly ca: string };
+}
+
+/** GETs `url` over HTTPS with `token`, trusting only `ca`; the status and body. */
+export function getSecure(
+  url: string,
+  ca: string,
+  token: string | undefined,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      url,
+      { ca, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+  });
 }
 
 /**
@@ -134,7 +167,14 @@ export async function startOperatorProcess(
     metricsPort,
     logs,
     async metric(name, labels = {}) {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const secure = options.metrics;
+      let text: string;
+      if (secure === undefined) text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      else {
+        const res = await getSecure(`https://127.0.0.1:${metricsPort}/metrics`, secure.ca, secure.token);
+        if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${res.body}`);
+        text = res.body;
+      }
       let sum = 0;
       for (const line of text.split('\n')) {
         const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);

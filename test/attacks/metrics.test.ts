@@ -1,0 +1,81 @@
+// Attacks on /metrics as shipped (`--metrics-secure`, HTTPS behind TokenReview and
+// SubjectAccessReview): a tenant's own token, no token, a forged one, plain HTTP, the probe
+// port and a flood of distinct tokens. Only a ServiceAccount bound to the aiops-metrics-reader
+// ClusterRole reads the metrics; the operator, under the CSV's RBAC, keeps running and keeps
+// serving the scraper. Played on a stage of the suite's own.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { getSecure } from '../support/operator.ts';
+import { startStage, type Stage } from './stage.ts';
+
+let stage: Stage;
+let stopStage = (): Promise<void> => Promise.resolve();
+
+before(async () => {
+  stage = await startStage(() => undefined);
+  stopStage = () => stage.stop();
+});
+after(async () => {
+  await stopStage();
+});
+
+const url = (): string => `https://127.0.0.1:${stage.operator.metricsPort}/metrics`;
+const get = (token: string | undefined) => getSecure(url(), stage.scraper.ca, token);
+
+/** The bearer token in a kubeconfig serviceAccountKubeconfig wrote. */
+function tokenOf(kubeconfig: string): string {
+  const config = JSON.parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: { token: string } }[] };
+  return config.users[0]?.user.token ?? '';
+}
+
+test('the scraper bound to aiops-metrics-reader reads /metrics over HTTPS', async () => {
+  const res = await get(stage.scraper.token);
+  assert.equal(res.status, 200, res.body);
+  assert.match(res.body, /^# TYPE aiops_reconcile_total counter$/m);
+});
+
+test('no token, a forged token and an oversized header are 401; a tenant token is 403', async () => {
+  const none = await get(undefined);
+  assert.equal(none.status, 401);
+  assert.doesNotMatch(none.body, /aiops_/);
+  const forged = await get('eyJhbGciOiJSUzI1NiJ9.e30.forged');
+  assert.equal(forged.status, 401);
+  assert.match(forged.body, /not valid/);
+  const huge = await get('x'.repeat(9000));
+  assert.equal(huge.status, 401);
+  assert.match(huge.body, /too long/);
+  const mallory = await get(tokenOf(stage.mallory.kubeconfig));
+  assert.equal(mallory.status, 403, mallory.body);
+  assert.match(mallory.body, /system:serviceaccount:mallory:tenant.*aiops-metrics-reader/);
+  assert.doesNotMatch(mallory.body, /aiops_reconcile/);
+});
+
+test('plain HTTP gets nothing: not on the metrics port, and the probe port serves no /metrics', async () => {
+  await assert.rejects(fetch(`http://127.0.0.1:${stage.operator.metricsPort}/metrics`));
+  const ready = await fetch(`http://127.0.0.1:${healthPort()}/readyz`);
+  assert.equal(ready.status, 200);
+  const probe = await fetch(`http://127.0.0.1:${healthPort()}/metrics`);
+  assert.equal(probe.status, 404);
+  assert.doesNotMatch(await probe.text(), /aiops_/);
+});
+
+test('200 distinct forged tokens at once: none reads, the operator stays up and serves the scraper', async () => {
+  const flood = await Promise.all(
+    Array.from({ length: 200 }, (_, i) => get(`forged-${i}-${'y'.repeat(64)}`)),
+  );
+  for (const res of flood) assert.ok(res.status === 401 || res.status === 429, `${res.status} ${res.body}`);
+  const child = stage.operator.child;
+  assert.ok(child.exitCode === null && child.signalCode === null, 'the operator is still running');
+  const res = await get(stage.scraper.token);
+  assert.equal(res.status, 200, res.body);
+});
+
+/** The health port the operator logged at start. */
+function healthPort(): number {
+  const line = stage.operator.logs.find((l) => l['msg'] === 'serving endpoints');
+  const port = line?.['healthPort'];
+  assert.equal(typeof port, 'number', 'the operator logs its health port');
+  return port as number;
+}
