@@ -18,7 +18,7 @@ import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor, LLMSpec } from './llm/advisor.ts';
-import { applyApproval } from './decision/approval.ts';
+import { applyApproval, approvalVoided, choiceChanged } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import { mayTarget, type RemediationSlots } from './decision/caps.ts';
 import { boundRequeue, clampSpec } from './decision/clamp.ts';
@@ -232,6 +232,8 @@ export class Reconciler {
         : {}),
     };
     let prepared: Prepared | undefined;
+    if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && deployment !== undefined)
+      extra = await this.#choiceToApprove(task, verdict.plan, deployment, extra);
     if (verdict.kind === 'act' && deployment !== undefined) {
       const gated = await this.#gate(key, task, verdict, deployment, extra, now);
       ({ verdict, extra, prepared } = gated);
@@ -359,7 +361,42 @@ export class Reconciler {
     });
     if ('blockedBy' in prepared)
       return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
-    return { verdict, extra: { ...extra, effect: effectOf(prepared) }, prepared };
+    const effect = effectOf(prepared);
+    const waiting = task.status?.pendingDecision;
+    const changed =
+      extra.decisionId !== undefined && waiting?.id === extra.decisionId
+        ? choiceChanged(waiting.effect, effect)
+        : undefined;
+    if (changed !== undefined && waiting !== undefined) {
+      // Not the approved decision any more: no id or note of it (an approved one asked no LLM).
+      return {
+        verdict: blockAct(verdict, 'AwaitingApproval', `${waiting.action} waits for manual approval`),
+        extra: {
+          ...(extra.targetUID !== undefined ? { targetUID: extra.targetUID } : {}),
+          effect,
+          events: [...(extra.events ?? []), approvalVoided(waiting.id, changed)],
+        },
+      };
+    }
+    return { verdict, extra: { ...extra, effect }, prepared };
+  }
+
+  /**
+   * The pod (and node) a RestartPod or CordonNode waiting for approval would act on now,
+   * recorded in its decision: the approver sees it, and the approval is bound to it.
+   */
+  async #choiceToApprove(
+    task: v2.AITask,
+    plan: Extract<Verdict, { kind: 'blocked' }>['plan'],
+    deployment: Deployment,
+    extra: EvaluationExtra,
+  ): Promise<EvaluationExtra> {
+    if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
+    const chosen = await this.#d.actions.prepare(plan, deployment, {
+      uid: task.metadata.uid ?? '',
+      namespace: task.metadata.namespace ?? '',
+    });
+    return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
   }
 
   /** PUT of the status subresource, bound to `task`'s resourceVersion; then its Events. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { applyApproval } from './approval.ts';
+import { applyApproval, choiceChanged } from './approval.ts';
 import type { Verdict } from './decide.ts';
 import { evaluate, sameDecision } from './evaluate.ts';
 
@@ -160,4 +160,24 @@ void test('a waiting decision is kept while its binding holds and made again whe
   });
   assert.equal(remade.status.pendingDecision.generation, 5);
   assert.equal(remade.status.pendingDecision.blockedBy, 'AwaitingApproval');
+});
+
+test('choiceChanged: the pod (and its UID) or node recorded while waiting binds the approval; none recorded binds none', () => {
+  const pod = { pod: 'web-1', podUID: 'u1' };
+  assert.equal(choiceChanged(pod, pod), undefined);
+  assert.equal(
+    choiceChanged(pod, { pod: 'web-2', podUID: 'u2' }),
+    'the pod chosen changed from web-1 to web-2',
+  );
+  assert.equal(
+    choiceChanged(pod, { pod: 'web-1', podUID: 'u9' }),
+    'the pod chosen changed from web-1 to web-1',
+    'a pod recreated under the same name is another pod',
+  );
+  assert.equal(
+    choiceChanged({ ...pod, node: 'n1' }, { ...pod, node: 'n2' }),
+    'the node chosen changed from n1 to n2',
+  );
+  assert.equal(choiceChanged(undefined, pod), undefined);
+  assert.equal(choiceChanged({ replicas: 3, fromReplicas: 2 }, pod), undefined);
 });

@@ -3,8 +3,10 @@
 // aiops.example.com/approve to that decision's id (`kubectl aiops approve`). An approval of
 // the decision still waiting, unchanged, turns the rules' verdict into an action, once; any
 // other value is stale and ignored with an Event. Unchanged means bound to what the approver
-// saw: the AITask's generation, the Deployment it names (and its UID, when known) and the
-// action with its replicas. When any of it changed the approval is void, and the decision is
+// saw: the AITask's generation, the Deployment it names (and its UID, when known), the
+// action with its replicas, and the pod or node a RestartPod or CordonNode chose (recorded
+// while it waits; `choiceChanged` compares it with the one chosen when the approval is
+// executed). When any of it changed the approval is void, and the decision is
 // made again (evaluate.ts sameDecision) and waits for a new approval. Either way the
 // reconciler removes the annotation afterwards. Pure.
 
@@ -93,4 +95,30 @@ function bindingChanged(
   if (was.uid !== undefined && targetUID !== undefined && was.uid !== targetUID)
     return `Deployment ${was.namespace}/${was.name} was replaced (UID ${was.uid} → ${targetUID})`;
   return undefined;
+}
+
+/**
+ * How the pod or node chosen now (`now`, when the approved decision is executed) differs from
+ * the one the approved decision recorded (`approved`), if it does. A decision that recorded
+ * none (its pod could not be resolved while it waited) binds none.
+ */
+export function choiceChanged(
+  approved: v2.DecisionEffect | undefined,
+  now: v2.DecisionEffect,
+): string | undefined {
+  if (approved?.pod !== undefined && (approved.pod !== now.pod || approved.podUID !== now.podUID))
+    return `the pod chosen changed from ${approved.pod} to ${now.pod ?? 'none'}`;
+  if (approved?.node !== undefined && approved.node !== now.node)
+    return `the node chosen changed from ${approved.node} to ${now.node ?? 'none'}`;
+  return undefined;
+}
+
+/** The Event of an approval voided because `why` (choiceChanged) at execution. */
+export function approvalVoided(id: string, why: string): EventSpec {
+  return {
+    type: 'Warning',
+    reason: 'ApprovalIgnored',
+    action: 'Approve',
+    note: `approval of decision "${id.slice(0, 64)}" ignored: ${why} since it was made; the decision is made again and waits for a new approval`,
+  };
 }
