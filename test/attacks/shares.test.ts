@@ -1,0 +1,152 @@
+// Attacks on what tenants share: the LLM and the operator's workers. Mallory asks the shared
+// endpoint for a model it does not serve, which opens the circuit breaker of that endpoint
+// and model only — alice's advice from the same endpoint still arrives; and mallory points
+// her tasks at an allow-listed endpoint that never answers, with the schema's longest timeout
+// (120 s): each call is abandoned at --llm-max-timeout (10 s, plus 1 s), and alice's changes
+// are still reconciled within 15 s while mallory's calls hang. Played against the operator
+// under the CSV's RBAC, with its default workers, on a stage of the suite's own.
+
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import type * as v2 from '../../api/schema/v2.ts';
+import { findCondition } from '../../api/status/conditions.ts';
+import { modelServer } from '../support/llm-model-server.ts';
+import { eventually } from '../support/operator.ts';
+import { deployment } from '../support/workloads.ts';
+import { bystander, LOAD, startStage, type Stage, type Tenant } from './stage.ts';
+
+/** An allow-listed endpoint that accepts each call and never answers; when each call opened and closed (ms). */
+interface HangingEndpoint {
+  readonly endpoint: string;
+  readonly calls: { opened: number; closed?: number }[];
+  close(): Promise<void>;
+}
+
+async function hangingEndpoint(): Promise<HangingEndpoint> {
+  const calls: { opened: number; closed?: number }[] = [];
+  const srv = http.createServer((req) => {
+    const call: { opened: number; closed?: number } = { opened: Date.now() };
+    calls.push(call);
+    req.resume();
+    req.socket.once('close', () => (call.closed = Date.now()));
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}/v1/chat/completions`,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  };
+}
+
+let stage: Stage;
+let models: Awaited<ReturnType<typeof modelServer>>;
+let hanging: HangingEndpoint;
+const stops: (() => Promise<void>)[] = [];
+
+before(async () => {
+  models = await modelServer('test-model');
+  stops.push(() => models.close());
+  hanging = await hangingEndpoint();
+  stops.push(() => hanging.close());
+  const prefix = (endpoint: string): string => `${new URL(endpoint).origin}/v1/`;
+  stage = await startStage(() => undefined, {
+    args: [`--llm-endpoint-allowlist=${prefix(models.endpoint)},${prefix(hanging.endpoint)}`],
+  });
+  stops.push(() => stage.stop());
+});
+after(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+/** Deployment `name` of `tenant` with its load at 5, and an AITask in LLM mode on it, made with the tenant's token. */
+async function llmTask(
+  tenant: Tenant,
+  name: string,
+  llm: NonNullable<v2.Spec['decision']>['llm'],
+): Promise<void> {
+  await tenant.deployments.create(tenant.namespace, deployment(name, 1));
+  stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
+  await tenant.tasks.create(tenant.namespace, {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name },
+    spec: {
+      target: { kind: 'Deployment', name },
+      trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1 },
+      // Room to act at every evaluation, so the LLM is asked each time.
+      remediation: { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
+      decision: { mode: 'LLM', ...(llm !== undefined ? { llm } : {}) },
+      intervalSeconds: 10,
+    },
+  });
+}
+
+const llmReason = async (tenant: Tenant, name: string): Promise<string | undefined> =>
+  findCondition((await tenant.tasks.get(tenant.namespace, name)).status?.conditions, 'LLMAvailable')?.reason;
+
+test("a wrong model opens the breaker of that endpoint and model only: alice's advice from the same endpoint arrives", async () => {
+  const { mallory, alice } = stage;
+  await llmTask(mallory, 'wrongmodel', { endpoint: models.endpoint, model: 'bogus-model' });
+  await eventually(
+    "mallory's breaker open",
+    async () => ((await llmReason(mallory, 'wrongmodel')) === 'LLMCircuitOpen' ? true : undefined),
+    90_000,
+  );
+  assert.equal(
+    models.requests.get('bogus-model'),
+    3,
+    'the default --llm-failure-threshold of calls went out',
+  );
+
+  await llmTask(alice, 'rightmodel', { endpoint: models.endpoint, model: 'test-model' });
+  await eventually("alice's advice", async () =>
+    (await llmReason(alice, 'rightmodel')) === 'LLMAdvice' ? true : undefined,
+  );
+  assert.equal(await llmReason(mallory, 'wrongmodel'), 'LLMCircuitOpen', "mallory's model stays suspended");
+  assert.equal(models.requests.get('bogus-model'), 3, 'and is not called again');
+  // Alice's advised task scales her Deployment at each evaluation; it ends here, so the next
+  // test's bystander sees nothing of hers move but what mallory might cause.
+  await alice.tasks.delete(alice.namespace, 'rightmodel');
+  await eventually("alice's advised task gone", () =>
+    alice.tasks.get(alice.namespace, 'rightmodel').then(
+      () => undefined,
+      () => true,
+    ),
+  );
+});
+
+test("calls to an endpoint that never answers hold a worker at most --llm-max-timeout; alice's changes go on meanwhile", async () => {
+  const { mallory } = stage;
+  const undisturbed = await bystander(stage);
+  // One model per task: each has a breaker of its own, so the calls keep hanging.
+  for (let i = 0; i < 6; i++)
+    await llmTask(mallory, `hang${i}`, {
+      endpoint: hanging.endpoint,
+      model: `slow-${i}`,
+      timeoutSeconds: 120,
+    });
+  await eventually('mallory holding workers with hanging calls', () =>
+    Promise.resolve(hanging.calls.filter((c) => c.closed === undefined).length >= 3 ? true : undefined),
+  );
+  await undisturbed();
+  await undisturbed();
+  const opened = hanging.calls.length;
+  await eventually(
+    `the ${opened} calls seen so far abandoned`,
+    () =>
+      Promise.resolve(hanging.calls.slice(0, opened).every((c) => c.closed !== undefined) ? true : undefined),
+    30_000,
+  );
+  for (const c of hanging.calls.slice(0, opened)) {
+    const held = (c.closed ?? 0) - c.opened;
+    assert.ok(held <= 13_000, `a call held its worker ${held} ms, past --llm-max-timeout 10 s + 1 s`);
+  }
+  assert.equal(await llmReason(mallory, 'hang0'), 'LLMTimeout', 'the rules decided, saying why');
+});
