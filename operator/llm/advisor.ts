@@ -1,5 +1,5 @@
-// The LLM advisor's I/O edge: checks the allow-list, the circuit breaker of the endpoint and
-// model, and the call budget of the AITask, its namespace and the operator (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
+// The LLM advisor's I/O edge: checks the allow-list, the circuit breaker of the endpoint,
+// model and namespace, and the call budget of the AITask, its namespace and the operator (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
 // timeout and without following redirects (with the API key as a Bearer token when one is
 // configured, with no Authorization header otherwise: local vLLM and Ollama servers need
 // none; a key never goes over plain http except to loopback), and reads at most
@@ -54,7 +54,7 @@ export interface AdvisorOptions {
   readonly allowlist: readonly AllowRule[];
   /** Calls per hour; taken with the AITask's key `namespace/name`. */
   readonly budget: CallBudget;
-  /** Keyed by endpoint and model (breakerKey). */
+  /** Keyed by endpoint, model and the AITask's namespace (breakerKey). */
   readonly breaker: CircuitBreaker;
   /**
    * Name of the operator's env var holding the API key (`--llm-api-key-env`), read at each
@@ -123,12 +123,13 @@ export class Advisor {
     const insecure = apiKey !== undefined ? keyTransportRefusal(endpoint) : undefined;
     if (insecure !== undefined) return fallback('LLMInsecureEndpoint', insecure);
     const model = llm.model ?? o.defaultModel;
-    const circuit = breakerKey(endpoint, model);
+    const namespace = key.slice(0, Math.max(0, key.indexOf('/')));
+    const circuit = breakerKey(endpoint, model, namespace);
     const gate = o.breaker.allow(circuit, now);
     if (!gate.ok)
       return fallback(
         'LLMCircuitOpen',
-        `calls of model ${JSON.stringify(model)} to ${endpoint} are suspended after repeated failures until ${new Date(gate.retryAt).toISOString()}`,
+        `calls of model ${JSON.stringify(model)} to ${endpoint} for namespace ${namespace} are suspended after repeated failures until ${new Date(gate.retryAt).toISOString()}`,
       );
     const refused = o.budget.take(key, now);
     if (refused)

@@ -205,21 +205,35 @@ test('call budget (property): within any hour no task, namespace or all together
   );
 });
 
-test('circuit breaker key: a failing model opens the breaker of its endpoint and model only', () => {
+test('circuit breaker key: failures of one namespace open the breaker of its endpoint, model and namespace only', () => {
   const cb = new CircuitBreaker(3, 300_000);
   const e = 'https://llm.example.com/v1/chat/completions';
-  const bogus = breakerKey(e, 'no-such-model');
+  const bogus = breakerKey(e, 'no-such-model', 'mallory');
   for (let i = 0; i < 3; i++) cb.failure(bogus, i);
-  assert.equal(cb.allow(bogus, 10).ok, false, 'the failing model is suspended');
-  assert.deepEqual(cb.allow(breakerKey(e, 'gpt-4o-mini'), 10), { ok: true }, 'another model on it is not');
-  assert.deepEqual(cb.allow(breakerKey(`${e}/x`, 'no-such-model'), 10), { ok: true }, 'nor another endpoint');
+  assert.equal(cb.allow(bogus, 10).ok, false, 'the failing model is suspended for that namespace');
+  assert.deepEqual(
+    cb.allow(breakerKey(e, 'gpt-4o-mini', 'mallory'), 10),
+    { ok: true },
+    'another model on it is not',
+  );
+  assert.deepEqual(
+    cb.allow(breakerKey(`${e}/x`, 'no-such-model', 'mallory'), 10),
+    { ok: true },
+    'nor another endpoint',
+  );
+  assert.deepEqual(
+    cb.allow(breakerKey(e, 'no-such-model', 'alice'), 10),
+    { ok: true },
+    'nor the same endpoint and model for another namespace',
+  );
   const keys = [
-    breakerKey('https://a/', 'b c'),
-    breakerKey('https://a/ b', 'c'),
-    breakerKey('https://a/","', 'x'),
-    breakerKey('https://a/', '","x'),
+    breakerKey('https://a/', 'b c', 'n'),
+    breakerKey('https://a/ b', 'c', 'n'),
+    breakerKey('https://a/","', 'x', 'n'),
+    breakerKey('https://a/', '","x', 'n'),
+    breakerKey('https://a/', 'x', '","n'),
   ];
-  assert.equal(new Set(keys).size, keys.length, 'no two pairs share a key');
+  assert.equal(new Set(keys).size, keys.length, 'no two triples share a key');
 });
 
 test('circuit breaker: opens after N consecutive failures, one trial after the cool-off', () => {

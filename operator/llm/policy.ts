@@ -251,11 +251,14 @@ export class CallBudget {
 }
 
 /**
- * The circuit breaker's key for calls of `model` to `endpoint`: both, so failures caused by
- * one model name (unknown to the server, say) suspend that model there and nothing else.
+ * The circuit breaker's key for calls of `model` to `endpoint` made for the AITasks of
+ * `namespace`: all three, so failures one tenant causes — a model name the server does not
+ * know, a timeout shorter than the server needs, a context that makes the model answer
+ * nonsense — suspend that tenant's calls and nobody else's. An endpoint that is down is found
+ * out by each namespace on its own, at the cost of `threshold` calls each per cool-off.
  */
-export function breakerKey(endpoint: string, model: string): string {
-  return JSON.stringify([endpoint, model]);
+export function breakerKey(endpoint: string, model: string, namespace: string): string {
+  return JSON.stringify([endpoint, model, namespace]);
 }
 
 type BreakerState =
@@ -264,8 +267,8 @@ type BreakerState =
   | { readonly kind: 'halfOpen' };
 
 /**
- * A circuit breaker per key (the advisor keys it by endpoint and model, breakerKey, so a model
- * one tenant names wrongly opens it for that model only): `threshold` consecutive failures open
+ * A circuit breaker per key (the advisor keys it by endpoint, model and namespace, breakerKey,
+ * so what one tenant does wrong opens it for that tenant only): `threshold` consecutive failures open
  * it for `coolOffMs`; then one trial call is let through (half-open) — success closes it,
  * failure opens it again. The state of at most `maxEndpoints` keys is kept (default
  * DEFAULT_MAX_ENDPOINTS), least recently used dropped first; a dropped key starts closed
