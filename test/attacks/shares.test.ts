@@ -49,6 +49,12 @@ let stage: Stage;
 let models: Awaited<ReturnType<typeof modelServer>>;
 let hanging: HangingEndpoint;
 const stops: (() => Promise<void>)[] = [];
+let bystanderCheck: Promise<(withinMs?: number) => Promise<void>> | undefined;
+/**
+ * Alice's bystander check (stage.ts), made once: after the first test, whose advised task
+ * scales alice's own Deployment, is over.
+ */
+const aliceCheck = (): Promise<(withinMs?: number) => Promise<void>> => (bystanderCheck ??= bystander(stage));
 
 before(async () => {
   models = await modelServer('test-model');
@@ -124,7 +130,7 @@ test("a wrong model opens the breaker of that endpoint and model only: alice's a
 
 test("calls to an endpoint that never answers hold a worker at most --llm-max-timeout; alice's changes go on meanwhile", async () => {
   const { mallory } = stage;
-  const undisturbed = await bystander(stage);
+  const undisturbed = await aliceCheck();
   // One model per task: each has a breaker of its own, so the calls keep hanging.
   for (let i = 0; i < 6; i++)
     await llmTask(mallory, `hang${i}`, {
@@ -148,5 +154,51 @@ test("calls to an endpoint that never answers hold a worker at most --llm-max-ti
     const held = (c.closed ?? 0) - c.opened;
     assert.ok(held <= 13_000, `a call held its worker ${held} ms, past --llm-max-timeout 10 s + 1 s`);
   }
-  assert.equal(await llmReason(mallory, 'hang0'), 'LLMTimeout', 'the rules decided, saying why');
+  await eventually('the rules to decide for hang0, saying why', async () =>
+    (await llmReason(mallory, 'hang0')) === 'LLMTimeout' ? true : undefined,
+  );
+});
+
+test("a tenant's patch loop is paced to --namespace-reconcile-qps (5/s after a burst of 20); the other tenant's changes go on", async () => {
+  const { mallory } = stage;
+  const undisturbed = await aliceCheck();
+  const names = Array.from({ length: 10 }, (_, i) => `loop${i}`);
+  for (const name of names) {
+    await mallory.deployments.create(mallory.namespace, deployment(name, 1));
+    await mallory.tasks.create(mallory.namespace, {
+      apiVersion: 'aiops.example.com/v2',
+      kind: 'AITask',
+      metadata: { name },
+      spec: {
+        target: { kind: 'Deployment', name },
+        trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1000 },
+        remediation: { action: 'Noop' },
+        intervalSeconds: 3600,
+      },
+    });
+  }
+  await eventually('the loop tasks observed', async () => {
+    const items = (await mallory.tasks.list(mallory.namespace)).items.filter((t) =>
+      names.includes(t.metadata.name ?? ''),
+    );
+    return items.length === names.length &&
+      items.every((t) => t.status?.observedGeneration === t.metadata.generation)
+      ? true
+      : undefined;
+  });
+  const before = await stage.operator.metric('aiops_reconcile_total');
+  const started = Date.now();
+  for (let i = 0; i < 300; i++)
+    await mallory.tasks.patch(mallory.namespace, names[i % names.length] ?? '', {
+      metadata: { annotations: { 'mallory.example.com/spin': String(i) } },
+    });
+  await undisturbed();
+  const seconds = (Date.now() - started) / 1000;
+  const reconciles = (await stage.operator.metric('aiops_reconcile_total')) - before;
+  // The burst, the pace over the window, and the bystander's and other tasks' own reconciles.
+  const bound = 20 + 5 * seconds + 15;
+  assert.ok(
+    reconciles <= bound,
+    `300 patches in ${seconds.toFixed(1)} s made ${reconciles} reconciles, over ${bound.toFixed(0)}`,
+  );
 });
