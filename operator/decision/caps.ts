@@ -6,7 +6,10 @@
 // AITask per target Deployment (the oldest of those allowed to act on it owns it). A slot is
 // held only by a grant this process made (in memory, by AITask UID — only the leader acts):
 // never by what a status says, which a tenant may write. A fresh leader starts with no
-// holders and grants again as tasks act; a grant lasts from the reconcile that acts to the
+// holders, which is exact, not a loss: a slot spans one action, and after a restart or a
+// change of leader no action of this process is running; a decision a stopped process left in
+// flight is settled against the cluster (settle.ts) before that task acts again, and acting
+// again asks for a slot. A grant lasts from the reconcile that acts to the
 // next one that does not act (cooldown, recovered, at its replica bound, stalled, blocked)
 // with no decision in flight, so a task that always breaches cannot keep its slot for a
 // day-long cooldown nor by sitting at its maxReplicas.
