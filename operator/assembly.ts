@@ -206,6 +206,12 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     ...(trim ? { transform: trimCustomObject([APPROVE_ANNOTATION]), ...bounded('aitasks') } : {}),
     pageSize: TASK_PAGE_SIZE,
     onError: onError('aitasks'),
+    // The CRD may come after the operator (npm start installs it once the hosted webhook
+    // answers; an install can race it): wait for it quietly, saying so once.
+    onNotServed: () =>
+      log.info('waiting for the AITask CRD to be served (aitasks.aiops.example.com v2)', {
+        resource: 'aitasks',
+      }),
   });
   const deployments = new Informer<Deployment>(new ResourceClient(transport, Resources.deployments), {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),

@@ -197,3 +197,51 @@ test('a failing list+watch stops reporting failing as soon as a watch is accepte
     20_000,
   );
 });
+
+test('a resource not served yet is waited for quietly: onNotServed once, never onError, synced soon after its CRD', async (t) => {
+  const group = `later-${Date.now().toString(36)}.aiops.example.com`;
+  const transport = await testTransport();
+  const crds = new ResourceClient<object>(transport, CRD_RESOURCE);
+  /** Counts the informer's lists, so the quiet tries are seen to have happened. */
+  class CountingClient extends ResourceClient<ConfigMap> {
+    lists = 0;
+    override list(
+      ...args: Parameters<ResourceClient<ConfigMap>['list']>
+    ): ReturnType<ResourceClient<ConfigMap>['list']> {
+      this.lists++;
+      return super.list(...args);
+    }
+  }
+  const widgets = new CountingClient(transport, {
+    group,
+    version: 'v1',
+    plural: 'widgets',
+    namespaced: true,
+  });
+  const errors: unknown[] = [];
+  const notServed: unknown[] = [];
+  const informer = new Informer(widgets, {
+    backoffBaseMs: 50,
+    backoffMaxMs: 100,
+    onError: (err) => errors.push(err),
+    onNotServed: (err) => notServed.push(err),
+  });
+  void informer.start();
+  t.after(() => informer.stop());
+  await eventually('four lists of the unserved resource', () =>
+    Promise.resolve(widgets.lists >= 4 ? true : undefined),
+  );
+  assert.equal(notServed.length, 1, 'reported once, not at every try');
+  assert.match(String(notServed[0]), /404|not found/i);
+  assert.deepEqual(errors, [], 'a resource not served yet is not an error');
+  assert.equal(informer.synced, false);
+  await crds.create(undefined, scratchCRD(group));
+  t.after(() => crds.delete(undefined, `widgets.${group}`));
+  const created = Date.now();
+  await eventually('the informer to sync once the CRD is served', () =>
+    Promise.resolve(informer.synced ? true : undefined),
+  );
+  assert.ok(Date.now() - created < 10_000, `synced ${Date.now() - created} ms after the CRD`);
+  assert.deepEqual(errors, []);
+  assert.equal(notServed.length, 1);
+});

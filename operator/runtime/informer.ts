@@ -2,13 +2,16 @@
 // then watches from the list's resourceVersion with bookmarks, relists on 410 Gone,
 // reconnects with jittered exponential backoff after errors (including an apiserver that
 // went away), and a stall watchdog aborts a watch that stays silent past its own timeout.
+// A resource not served yet (404 before the first list: its CRD is not installed or not
+// established) is waited for quietly, polled at most every 5 s, and reported once through
+// `onNotServed` instead of as an error at each try.
 // Every object passes the transform (trim.ts) before it is cached; one still larger than
 // `maxObjectBytes` is refused (not cached, reported), and the cache's size is tracked as the
 // JSON bytes of what it holds, for the `aiops_cache_bytes` metric.
 
 import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
-import { GoneError, ApiError } from '../../api/kube/errors.ts';
+import { GoneError, ApiError, NotFoundError } from '../../api/kube/errors.ts';
 import type { ResourceClient, WatchEvent } from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { StringPool } from './intern.ts';
@@ -54,6 +57,15 @@ export interface InformerOptions<T> {
   readonly watchTimeoutSeconds?: number;
   /** Called on every list/watch failure (the informer keeps retrying). */
   readonly onError?: (err: unknown) => void;
+  /**
+   * Called once, instead of `onError`, when the first list finds the resource not served
+   * (404: its CRD is not installed yet); the informer then polls for it (at most every
+   * `notServedPollMs`) without further calls until it is served. Without it a 404 is an
+   * error like any other. A 404 after the first list (the CRD deleted) goes to `onError`.
+   */
+  readonly onNotServed?: (err: NotFoundError) => void;
+  /** Longest wait between tries while the resource is not served (default 5 000 ms). */
+  readonly notServedPollMs?: number;
 }
 
 /** The namespace/name key of an object (name alone for cluster-scoped objects). */
@@ -100,6 +112,8 @@ export class Informer<T extends KubeObject> {
   #running: Promise<void> | undefined;
   #failures = 0;
   #lastError = '';
+  /** The last failure was the resource not being served yet (reported once, see onNotServed). */
+  #waitingToBeServed = false;
   /** Completed relists (the initial list counts), for metrics and tests. */
   relists = 0;
   /** Objects refused as over `maxObjectBytes` so far (each version counts once per sighting). */
@@ -185,11 +199,18 @@ export class Informer<T extends KubeObject> {
           needList = true;
           continue;
         }
-        this.#opts.onError?.(err);
+        const onNotServed = this.#synced ? undefined : this.#opts.onNotServed;
+        const notServed = err instanceof NotFoundError && onNotServed !== undefined;
+        if (!notServed) this.#opts.onError?.(err);
+        else if (!this.#waitingToBeServed) onNotServed(err);
+        this.#waitingToBeServed = notServed;
         this.#failures++;
         this.#lastError = (err as Error).message;
         if (this.#failures > 3) needList = true;
-        await this.#sleep(this.#backoff(this.#failures));
+        const delay = this.#backoff(this.#failures);
+        await this.#sleep(
+          this.#waitingToBeServed ? Math.min(delay, this.#opts.notServedPollMs ?? 5000) : delay,
+        );
       }
     }
   }
