@@ -73,6 +73,14 @@ void describe('operator settings', () => {
     assert.equal(o.maxConcurrentReconciles, 4);
     assert.equal(o.leaderElect, true);
     assert.equal(o.leaseDurationMs, 30_000);
+    const goDurations = await parse([
+      '--lease-duration=1m30s',
+      '--retry-period=1.5s',
+      '--llm-circuit-cooloff=1h',
+    ]);
+    assert.equal(goDurations.leaseDurationMs, 90_000, 'Go durations, as controller-runtime flags take them');
+    assert.equal(goDurations.retryPeriodMs, 1500);
+    assert.equal(goDurations.llm.circuitCoolOffMs, 3_600_000);
     const flagged = await parse(['--prometheus-url=http://other:9090', '--max-concurrent-reconciles', '2'], {
       AIOPS_PROMETHEUS_URL: 'http://prom:9090',
       AIOPS_MAX_CONCURRENT_RECONCILES: '4',

@@ -7,6 +7,7 @@
 // --health-probe-bind-address, --zap-log-level).
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseGoDuration } from '../api/go-duration.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decision/decide.ts';
 import { createLogger, parseLogLevel } from '../api/log.ts';
@@ -132,12 +133,12 @@ export class SettingsCommand extends Command {
   }
 }
 
-/** Parses a Go-style duration ("15s", "500ms", "2m") into ms. */
+/** Parses a Go duration ("500ms", "15s", "1m30s", "1h") into ms, as controller-runtime's flags do. */
 export function duration(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value.trim());
-  if (!m) throw new InvalidArgumentError(`expected a duration like 15s, 500ms or 2m, got "${value}"`);
-  const factor = { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
-  return Math.round(Number(m[1]) * factor);
+  const ms = parseGoDuration(value.trim());
+  if (ms === undefined)
+    throw new InvalidArgumentError(`expected a duration like 500ms, 15s, 1m30s or 1h, got "${value}"`);
+  return ms;
 }
 
 /** `--llm-namespace-calls-per-hour` when unset: a quarter of the operator-wide `callsPerHour`, at least 1 (0 when it is 0). */

@@ -1,6 +1,7 @@
 // Parsing of the kubectl-style global flags the plugin implements itself (kubectl passes
 // none of its own to plugins): output format, request timeout, colour. Pure functions.
 
+import { parseGoDuration } from '../api/go-duration.ts';
 import { UsageError } from './errors.ts';
 
 /** Output formats; `wide` adds columns where a command has more to show. */
@@ -30,21 +31,19 @@ export function parseOutput(value: string, allowed: readonly OutputFormat[] = OU
   return found;
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
  * Parses `--request-timeout` as kubectl does: `0` means no timeout, a bare integer is
- * seconds, otherwise a sequence like `1m30s` or `500ms` (units h, m, s, ms). Returns milliseconds.
+ * seconds, otherwise a Go duration like `1m30s` or `500ms` (api/go-duration.ts). Returns milliseconds.
  */
 export function parseRequestTimeout(value: string): number {
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const parts = [...v.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
-  if (v === '' || parts.map((p) => p[0]).join('') !== v)
+  const ms = parseGoDuration(v);
+  if (ms === undefined)
     throw new UsageError(
       `invalid --request-timeout "${value}": use a duration like 30s, 1m or 0 (no timeout)`,
     );
-  return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * (UNIT_MS[p[2] ?? 's'] ?? 0), 0));
+  return ms;
 }
 
 /**
