@@ -76,6 +76,16 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
       },
       spec: {
         serviceAccountName: DEFAULT_INSTALL.serviceAccount,
+        // One replica per node where the cluster allows it, so one node drained or lost leaves
+        // a webhook serving conversions; a one-node cluster still runs both.
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: 'kubernetes.io/hostname',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { ...OPERATOR_LABELS } },
+          },
+        ],
         securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
         terminationGracePeriodSeconds: 30,
         containers: [
@@ -117,5 +127,23 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
         ...(cert ? { volumes: [{ name: cert.name, ...cert.volume }] } : {}),
       },
     },
+  };
+}
+
+/**
+ * The PodDisruptionBudget both install paths ship: of the two replicas, a drain may take one
+ * at a time, so a voluntary disruption (node drain, cluster upgrade) never leaves the
+ * conversion webhook without a pod, and every v1/v1alpha1 read keeps answering.
+ */
+export function disruptionBudget(namespace?: string): Record<string, unknown> {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: {
+      name: DEFAULT_INSTALL.deployment,
+      ...(namespace !== undefined ? { namespace } : {}),
+      labels: { 'app.kubernetes.io/part-of': 'aiops' },
+    },
+    spec: { minAvailable: 1, selector: { matchLabels: { ...OPERATOR_LABELS } } },
   };
 }

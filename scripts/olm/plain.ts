@@ -11,7 +11,7 @@ import {
   OPERATOR_NAMESPACE_RULES,
 } from '../../api/rbac.ts';
 import { operatorImage } from '../../api/releases.ts';
-import { deploymentSpec, OPERATOR_LABELS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
+import { deploymentSpec, disruptionBudget, OPERATOR_LABELS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 
 /** The Secret holding the webhook's self-signed serving certificate in a plain install. */
 export const WEBHOOK_CERT_SECRET = DEFAULT_INSTALL.webhookCertSecret;
@@ -81,5 +81,6 @@ export function plainManifests(version: string): object[] {
         extraArgs: ['--self-signed-cert', `--webhook-secret=${WEBHOOK_CERT_SECRET}`],
       }),
     },
+    disruptionBudget(ns),
   ];
 }

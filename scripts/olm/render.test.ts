@@ -120,6 +120,7 @@ test('the committed plain install parses as the objects kubectl will apply, in o
       'RoleBinding',
       'Service',
       'Deployment',
+      'PodDisruptionBudget',
     ],
   );
   const annotations = fromYaml(readFileSync(join(root, 'bundle/metadata/annotations.yaml'), 'utf8')) as {

@@ -11,7 +11,7 @@ import { toYaml } from '../../api/yaml.ts';
 import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts';
 import { bundleBlob, channelBlobs, inlineBundleBlob, packageBlob } from './catalog.ts';
 import { buildCSV, type ClusterServiceVersion } from './csv.ts';
-import { WEBHOOK_SERVICE_PORT } from './deployment.ts';
+import { disruptionBudget, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { checkReleases } from './graph.ts';
 import { plainManifests } from './plain.ts';
 import { bundleReadme } from './readme.ts';
@@ -63,6 +63,10 @@ export function renderRelease(
   yaml(
     `${PATHS.manifests}/${METRICS_READER_ROLE}_rbac.authorization.k8s.io_v1_clusterrole.yaml`,
     metricsReaderClusterRole(),
+  );
+  yaml(
+    `${PATHS.manifests}/${DEFAULT_INSTALL.deployment}_policy_v1_poddisruptionbudget.yaml`,
+    disruptionBudget(),
   );
   const annotations = bundleAnnotations(release);
   yaml(PATHS.annotations, { annotations });
@@ -124,7 +128,7 @@ export function releaseBlobs(
     [bundleBlobPath(release.version), HEADER + toYaml(bundleBlob(release, csv, crd))],
     [
       bundleBlobPath(release.version, PATHS.inlineCatalog),
-      HEADER + toYaml(inlineBundleBlob(release, csv, crd, [metricsReaderClusterRole()])),
+      HEADER + toYaml(inlineBundleBlob(release, csv, crd, [metricsReaderClusterRole(), disruptionBudget()])),
     ],
   ]);
 }
