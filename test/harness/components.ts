@@ -136,9 +136,16 @@ export function schedulerSpec(c: ComponentContext): ComponentSpec {
  * kwok's config file, written to <dir>/kwok.yaml and passed with --config so a developer's
  * ~/.kwok/kwok.yaml (kwok's default) cannot change the harness. No Stage documents: kwok
  * v0.7.0 then uses its built-in node and pod stages (pods go Running at once).
+ *
+ * `nodeLeaseDurationSeconds: 40` makes kwok renew each fake Node's Lease in kube-node-lease
+ * (every 10 s), as a kubelet does. Without it (kwok's default, 0) its only heartbeat is the
+ * Node status it rewrites about every 50 s, which the node lifecycle controller's grace
+ * period (50 s) does not always outlast: it marks the Node NotReady for a moment and sets
+ * every Pod on it Ready=False, which kwok never sets back (its pod stages are done), so every
+ * Deployment on fake nodes stayed 0/N ready from ~45 s after start.
  */
 export const KWOK_CONFIG =
-  'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n';
+  'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  nodeLeaseDurationSeconds: 40\n';
 
 /** kwok: fakes kubelets for Nodes annotated kwok.x-k8s.io/node=fake (built-in default stages, v0.7.0). */
 export function kwokSpec(c: ComponentContext): ComponentSpec {

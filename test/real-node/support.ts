@@ -136,13 +136,18 @@ export function webDeployment(replicas: number): object {
 
 /**
  * The first ```sh block after the README heading that starts with `heading` (e.g. `### With
- * OLM on the local cluster`), so tests run a README's commands exactly as users read them.
- * Throws naming the heading when the README has no such block.
+ * OLM on the local cluster`), or with `containing` the first there that contains that text,
+ * so tests run a README's commands exactly as users read them. Throws naming the heading when
+ * the README has no such block.
  */
-export function readmeShBlock(heading: string): string {
+export function readmeShBlock(heading: string, containing = ''): string {
   const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
   const at = readme.indexOf(`\n${heading}`);
-  const block = at < 0 ? undefined : /```sh\n([\s\S]*?)```/.exec(readme.slice(at))?.[1];
-  if (block === undefined) throw new Error(`the README has no sh block under "${heading}"`);
+  const blocks = at < 0 ? [] : [...readme.slice(at).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  const block = blocks.find((b) => b.includes(containing));
+  if (block === undefined)
+    throw new Error(
+      `the README has no sh block${containing ? ` with "${containing}"` : ''} under "${heading}"`,
+    );
   return block;
 }

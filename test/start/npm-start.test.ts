@@ -5,21 +5,28 @@
 // Ctrl-C came during the stage it names and ended the run through the SIGINT handler (a run
 // that fails before the stage, or a stage line that no longer appears, fails the case instead
 // of passing or running on). Only the persistent cluster outlives it, by design, until
-// `npm run cluster -- down`, which the test runs last.
+// `npm run cluster -- down`, which the test runs last. Once up, the README's demo walkthrough
+// (the sh block after `npm start`) runs as typed against it: the target is healthy before the
+// breach (every Deployment Ready on the kwok nodes, which stay Ready past the node lifecycle
+// controller's grace period), and the operator started clean (no watch failure: it waited for
+// the CRD it started before).
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { pidsMentioning } from '../harness/real-node/host-state.ts';
+import { readmeShBlock } from '../real-node/support.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
 /** The TMPDIR of each npm start run, removed at the end. */
 const runTmps: string[] = [];
+const execAsync = promisify(execFile);
 
 /** Pids of live processes whose session id is `sid` (field 6 of /proc/<pid>/stat). */
 function sessionMembers(sid: number): number[] {
@@ -62,7 +69,12 @@ const STOPPING = '[aiops] SIGINT: stopping what npm start started';
  * fails the test instead of leaving npm start running) and `interrupted` is false. Resolves
  * when npm has exited.
  */
-async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, string> }): Promise<Run> {
+async function npmStart(opts: {
+  interruptOn?: RegExp;
+  env?: Record<string, string>;
+  /** Run once npm start is ready, before the SIGINT; what it throws fails the run. */
+  whenReady?: (demoPort: number) => Promise<void>;
+}): Promise<Run> {
   const [demoPort = 0] = await freePorts(1);
   const tmp = mkdtempSync(join(tmpdir(), 'aiops-start-tmp-'));
   runTmps.push(tmp);
@@ -83,13 +95,19 @@ async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, strin
   let stdout = '';
   let sent = false;
   let interrupted = false;
+  let readyFailed: Error | undefined;
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => {
     stderr += c.toString();
     if (!sent && opts.interruptOn?.test(stderr)) {
       sent = true;
       interrupted = true;
-      process.kill(-pid, 'SIGINT');
+      const { whenReady } = opts;
+      if (whenReady === undefined) process.kill(-pid, 'SIGINT');
+      else
+        void whenReady(demoPort)
+          .catch((err: unknown) => (readyFailed = err instanceof Error ? err : new Error(String(err))))
+          .finally(() => process.kill(-pid, 'SIGINT'));
     } else if (!sent && opts.interruptOn && READY.test(stderr)) {
       sent = true;
       process.kill(-pid, 'SIGINT');
@@ -98,6 +116,7 @@ async function npmStart(opts: { interruptOn?: RegExp; env?: Record<string, strin
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.on('close', (c, s) => resolve([c, s])),
   );
+  if (readyFailed !== undefined) throw readyFailed;
   const leftInTmp = (): string[] => readdirSync(tmp).filter((f) => f.startsWith('aiops-'));
   return { code, signal, stderr, stdout, sid: pid, leftInTmp, interrupted };
 }
@@ -135,6 +154,85 @@ async function sessionEmpties(sid: number): Promise<number[]> {
     left = sessionMembers(sid);
   }
   return left;
+}
+
+/**
+ * How long the kwok nodes must have lived before the demo is judged: the node lifecycle
+ * controller's grace period (kube-controller-manager's default --node-monitor-grace-period,
+ * 50 s) and a margin. A node whose heartbeats do not outlast it flips NotReady by then, and
+ * the Pods on it stay Ready=False (see KWOK_CONFIG).
+ */
+const NODE_GRACE_MS = 60_000;
+
+/** kubectl against the npm start test's cluster, parsed as JSON. */
+async function kubectlJson<T>(...args: string[]): Promise<T> {
+  const { stdout } = await execAsync('kubectl', [
+    `--kubeconfig=${join(clusterDir, 'kubeconfig')}`,
+    ...args,
+    '-o',
+    'json',
+  ]);
+  return JSON.parse(stdout) as T;
+}
+
+interface Listed<T> {
+  items: T[];
+}
+interface NodeLike {
+  metadata: { name: string; creationTimestamp: string };
+}
+interface DeploymentLike {
+  metadata: { name: string };
+  spec: { replicas?: number };
+  status?: { readyReplicas?: number };
+}
+
+/** What the demo walkthrough saw: the block's output, NodeNotReady Events, Deployments' readiness. */
+interface Walkthrough {
+  output: string;
+  nodeNotReady: number;
+  nodesAgeMs: number;
+  deployments: string[];
+}
+
+/**
+ * Once the kwok nodes are NODE_GRACE_MS old, runs the README's demo walkthrough (the sh block
+ * with `kubectl aiops describe web-load` under "The two commands") as typed, in bash with
+ * errexit, against the running npm start: only its port 9464 becomes the test's demo port and
+ * its last line (`npm run cluster -- down`, which the `after` hook runs) is left out.
+ */
+async function demoWalkthrough(demoPort: number): Promise<Walkthrough> {
+  const nodes = await kubectlJson<Listed<NodeLike>>('get', 'nodes');
+  const newest = Math.max(...nodes.items.map((n) => Date.parse(n.metadata.creationTimestamp)));
+  const wait = newest + NODE_GRACE_MS - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const block = readmeShBlock('## The two commands', 'kubectl aiops describe web-load');
+  const typed = block
+    .replace(/^npm run cluster -- down.*$/m, '')
+    .replaceAll('localhost:9464/', `localhost:${demoPort}/`);
+  assert.notEqual(typed, block, 'the block names port 9464 and ends with cluster down');
+  const env: NodeJS.ProcessEnv = { ...process.env, AIOPS_CLUSTER_DIR: clusterDir };
+  delete env['KUBECONFIG'];
+  const { stdout, stderr } = await execAsync('bash', ['-euo', 'pipefail', '-c', typed], {
+    cwd: root,
+    env,
+    timeout: 180_000,
+  });
+  const events = await kubectlJson<Listed<unknown>>(
+    'get',
+    'events',
+    '-A',
+    '--field-selector=reason=NodeNotReady',
+  );
+  const deps = await kubectlJson<Listed<DeploymentLike>>('get', 'deployments', '-n', 'demo');
+  return {
+    output: `${stdout}\n${stderr}`,
+    nodeNotReady: events.items.length,
+    nodesAgeMs: Date.now() - newest,
+    deployments: deps.items.map(
+      (d) => `${d.metadata.name} ${d.status?.readyReplicas ?? 0}/${d.spec.replicas ?? 1}`,
+    ),
+  };
 }
 
 const describeLeft = (pids: number[]): string =>
@@ -183,8 +281,43 @@ describe('npm start', { concurrency: false }, () => {
     });
   }
 
-  it('comes up, the operator reconciles the samples, and Ctrl-C stops it cleanly', async () => {
-    const run = await npmStart({ interruptOn: /\[aiops\] Ctrl-C stops/ });
+  it('comes up, the operator reconciles the samples, the README walkthrough shows a healthy demo, and Ctrl-C stops it cleanly', async () => {
+    // As on a newcomer's first run, the operator starts before the CRD exists (the cases
+    // above installed it): it must wait for it quietly.
+    await execAsync('kubectl', [
+      `--kubeconfig=${join(clusterDir, 'kubeconfig')}`,
+      'delete',
+      'crd',
+      'aitasks.aiops.example.com',
+      '--ignore-not-found',
+      '--wait',
+    ]);
+    let walk: Walkthrough | undefined;
+    const run = await npmStart({
+      interruptOn: /\[aiops\] Ctrl-C stops/,
+      whenReady: async (demoPort) => void (walk = await demoWalkthrough(demoPort)),
+    });
+    assert.ok(walk, 'the walkthrough ran');
+    // The operator started before the CRD existed and waited for it quietly.
+    assert.doesNotMatch(
+      `${run.stdout}\n${run.stderr}`,
+      /watch failed/,
+      'no watch failure in the operator output',
+    );
+    // Healthy before the breach: every demo Deployment Ready, on nodes past the grace period.
+    assert.ok(walk.nodesAgeMs >= NODE_GRACE_MS, `nodes ${walk.nodesAgeMs} ms old`);
+    assert.equal(walk.nodeNotReady, 0, 'no kwok node went NotReady');
+    assert.deepEqual(walk.deployments.sort(), ['api 2/2', 'web 2/2', 'worker 2/2']);
+    assert.match(walk.output, /^demo\s+web-load\s/m, 'kubectl get at -A lists web-load');
+    const health = /^Target Health:.*$/m.exec(walk.output)?.[0] ?? '';
+    assert.match(
+      health,
+      /Deployment demo\/web: 2\/2 ready, 2 updated, 2 available; .*Available=True/,
+      walk.output,
+    );
+    assert.doesNotMatch(health, /=False/);
+    assert.match(walk.output, /demo_load\{deployment="web"\} = 0\.95/, 'the curl moved the metric');
+    assert.match(walk.output, /aitask "web-load" in namespace "demo" is /, 'explain-phase explains web-load');
     assert.match(run.stdout, /aitask\.aiops\.example\.com\/\S+ (created|unchanged|configured)/, run.stderr);
     assert.match(run.stdout, /NAME\s+TARGET/);
     assert.doesNotMatch(run.stderr, /conversion webhook.*connection refused/);
