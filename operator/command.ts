@@ -4,7 +4,7 @@
 // (SettingsCommand: AIOPS_ + the flag's name), because an OLM Subscription can set a
 // container's env but not its args; a flag given on the command line wins. The names
 // kubebuilder/controller-runtime operators use are accepted too (--metrics-bind-address,
-// --health-probe-bind-address, --zap-log-level).
+// --health-probe-bind-address, --zap-log-level, --zap-encoder).
 
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../api/go-duration.ts';
@@ -350,6 +350,12 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         .argParser(logLevel)
         .default('info'),
     )
+    .addOption(
+      new Option(
+        '--zap-encoder <encoding>',
+        "log encoding, as controller-runtime's zap flag: json (one object per line: ts, level, logger, msg, fields; stacktrace on errors) or console (one readable line each); default: console on a terminal, else json",
+      ).choices(['json', 'console']),
+    )
     .action(async (f: Record<string, unknown>) => {
       const str = (k: string): string | undefined => (typeof f[k] === 'string' ? f[k] : undefined);
       const at = (k: string): HostPort | undefined => f[k] as HostPort | undefined;
@@ -415,7 +421,13 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         metricsCertKey: str('metricsCertKey') ?? 'tls.key',
         ...(metricsAt ? { metricsHost: metricsAt.host ?? '0.0.0.0' } : {}),
         ...(healthAt ? { healthHost: healthAt.host ?? '0.0.0.0' } : {}),
-        log: createLogger('operator', { level: parseLogLevel(str('logLevel') ?? 'info') }),
+        log: createLogger('operator', {
+          level: parseLogLevel(str('logLevel') ?? 'info'),
+          encoding:
+            str('zapEncoder') === 'console' || (str('zapEncoder') === undefined && process.stdout.isTTY)
+              ? 'console'
+              : 'json',
+        }),
       });
     });
 }
