@@ -1,6 +1,8 @@
 // `npm run image`: builds the operator image from the project's Dockerfile with buildah (no
 // Docker engine, no registry), tagged exactly as deploy/ and the CSV name it
-// (registry.example.com/aiops/aiops-operator:v<version>), on a locally made node:24-slim base.
+// (registry.example.com/aiops/aiops-operator:v<version>), on a locally made Node 24 base
+// (localhost/aiops/node-base:24, passed as the Dockerfile's BASE; it shadows no real image),
+// with the OCI labels version and revision filled in.
 // When the persistent cluster runs a real node (`npm run cluster -- up --real-node`), the
 // image is loaded into that node's containerd. A rebuild is skipped when no file of the
 // build context changed (label aiops.source-key).
@@ -63,7 +65,21 @@ export function buildOperatorImage(
   ensureNodeBase();
   log(`building ${image} from the Dockerfile with buildah`);
   const t0 = Date.now();
-  buildDockerfile(image, root, join(root, 'Dockerfile'), { 'aiops.source-key': key });
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  const revision = (() => {
+    try {
+      return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  })();
+  buildDockerfile(
+    image,
+    root,
+    join(root, 'Dockerfile'),
+    { 'aiops.source-key': key },
+    { BASE: NODE_BASE_IMAGE, VERSION: pkg.version, REVISION: revision },
+  );
   log(`built ${image} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return image;
 }

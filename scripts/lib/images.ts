@@ -3,9 +3,11 @@
 // `npm run image` (the operator image from the project's Dockerfile) and by the real-node
 // harness (its pause and demo images).
 //
-// The Dockerfile's base, `node:24-slim`, is made here too (no pulls): the Node binary of the
-// npm `node` package with the host's glibc libraries, busybox for /bin/sh, npm and the CA
-// certificates — enough to run the Dockerfile's build stage and the runtime it ships.
+// The Dockerfile's base is made here too (no pulls), under a name of its own
+// (NODE_BASE_IMAGE, passed as the Dockerfile's BASE, so it never stands in for the real
+// node:24-slim): the Node binary of the npm `node` package with the host's glibc libraries,
+// busybox for /bin/sh, npm and the CA certificates — enough to run the Dockerfile's build
+// stage and the runtime it ships.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -24,7 +26,7 @@ import { dirname, join, relative } from 'node:path';
 import { run } from './run.ts';
 
 /** Local name of the Dockerfile's base image. */
-export const NODE_BASE_IMAGE = 'docker.io/library/node:24-slim';
+export const NODE_BASE_IMAGE = 'localhost/aiops/node-base:24';
 
 /** True if buildah's local storage has `image`. */
 export function imageExists(image: string): boolean {
@@ -154,8 +156,10 @@ export function buildDockerfile(
   contextDir: string,
   dockerfile: string,
   labels: Readonly<Record<string, string>> = {},
+  buildArgs: Readonly<Record<string, string>> = {},
 ): void {
   const labelArgs = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
+  const argArgs = Object.entries(buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]);
   const npmCache = join(homedir(), '.npm');
   mkdirSync(npmCache, { recursive: true });
   const npm = mkdtempSync(join(tmpdir(), 'aiops-npmrc-'));
@@ -169,6 +173,7 @@ export function buildDockerfile(
       `${npmCache}:/root/.npm`,
       ...hostNpmMounts(npm),
       ...labelArgs,
+      ...argArgs,
       '-f',
       dockerfile,
       '-t',
