@@ -14,7 +14,8 @@ import { componentLiveness, readState, writeState } from './state.ts';
 
 const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm]|down|env|status>
   up      build the binaries if missing, start the control plane detached, print export KUBECONFIG=...
-          --real-node: also a real node (containerd + kubelet + kube-proxy; root, Debian packages)
+          --real-node: a real node (containerd + kubelet + kube-proxy; root, Debian packages)
+                       instead of the two kwok nodes, so every Pod runs for real
           --olm: also OLM, serving bundle/catalog-inline as CatalogSource olm/aiops-catalog
   down    stop every process recorded in the state file and remove the cluster dir
   env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)

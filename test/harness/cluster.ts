@@ -37,7 +37,12 @@ export interface ClusterOptions {
   readonly keep?: boolean;
   /** Start processes in their own session, unref'd, so they outlive this process. Default false. */
   readonly detached?: boolean;
-  /** Number of fake nodes. Default 2. */
+  /**
+   * Number of fake nodes. Default 2, or 0 with `realNode`: a Pod that tolerates the real
+   * node's taint (the README's Subscription, the plain install's patch) would otherwise as
+   * soon land on an untainted fake node, where kwok only pretends to run it (the operator
+   * then never starts there, and what it serves, conversion included, is missing).
+   */
   readonly nodes?: number;
   /**
    * Also start a real node (containerd, runc, CNI, kubelet, kube-proxy; see real-node/):
@@ -253,7 +258,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     start(specs.controllerManagerSpec(ctx));
     start(specs.schedulerSpec(ctx));
     start(specs.kwokSpec(ctx));
-    const names = Array.from({ length: opts.nodes ?? 2 }, (_, i) => nodeName(i));
+    const fakeNodes = opts.nodes ?? (opts.realNode === true ? 0 : 2);
+    const names = Array.from({ length: fakeNodes }, (_, i) => nodeName(i));
     await Promise.all(names.map((n) => createNode(api, n)));
     const health = (port: number, scheme = 'https'): Promise<true | undefined> =>
       probe(`${scheme}://127.0.0.1:${port}/healthz`).then(ok);
