@@ -1,7 +1,8 @@
 // The transport against an HTTPS server on loopback that checks bearer tokens the way the
 // apiserver does (a revoked token gets 401): a token file rotated mid-run is read again, a
 // 401 is retried exactly once after the credential was read again, an exec plugin's token is
-// fetched again once it expired, and every request carries our User-Agent.
+// fetched again once it expired, every request carries our User-Agent, and each request's
+// final outcome reaches `onResult` (what rest_client_requests_total counts).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { UnauthorizedError } from './errors.ts';
-import { KubeTransport, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT } from './transport.ts';
+import { KubeTransport, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT, type RequestResult } from './transport.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-transport-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -198,4 +199,49 @@ test('every request carries the User-Agent: aiops-operator/<version> by default,
     [OPERATOR_USER_AGENT, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT],
   );
   assert.deepEqual(tokens(seen), ['Bearer s', 'Bearer s', 'Bearer s'], 'a static token is sent as before');
+});
+
+test('onResult hears each request once, with its final code (a retried 401 is not one), method and host', async () => {
+  const valid = new Set(['a']);
+  const { port } = await apiserver(valid);
+  const plugin = execPlugin('results');
+  writeFileSync(plugin.file, JSON.stringify({ token: 'a' }));
+  const results: RequestResult[] = [];
+  const t = await KubeTransport.create({
+    kubeconfig: kubeconfig('results', port, plugin.user),
+    onResult: (r) => results.push(r),
+  });
+  await t.request({ path: '/api' });
+  writeFileSync(plugin.file, JSON.stringify({ token: 'b' }));
+  valid.clear();
+  valid.add('b');
+  await t.request({ path: '/api', method: 'PATCH', body: {} }); // 401, read again, 200
+  valid.clear();
+  await assert.rejects(t.request({ path: '/api', method: 'DELETE' }), UnauthorizedError);
+  valid.add('b');
+  await t.stream({ path: '/api', query: { watch: true } }, () => undefined);
+  const host = `127.0.0.1:${port}`;
+  assert.deepEqual(results, [
+    { code: '200', method: 'GET', host },
+    { code: '200', method: 'PATCH', host },
+    { code: '401', method: 'DELETE', host },
+    { code: '200', method: 'GET', host },
+  ]);
+
+  // Nothing listens: no answer, `<error>`.
+  const closed = https.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const deadPort = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const dead: RequestResult[] = [];
+  const d = await KubeTransport.create({
+    kubeconfig: kubeconfig('dead', deadPort, { token: 's' }),
+    onResult: (r) => dead.push(r),
+  });
+  await assert.rejects(d.request({ path: '/api' }));
+  await assert.rejects(d.stream({ path: '/api', query: { watch: true } }, () => undefined));
+  assert.deepEqual(dead, [
+    { code: '<error>', method: 'GET', host: `127.0.0.1:${deadPort}` },
+    { code: '<error>', method: 'GET', host: `127.0.0.1:${deadPort}` },
+  ]);
 });

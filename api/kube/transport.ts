@@ -60,6 +60,22 @@ export interface TransportOptions {
   readonly timeoutMs?: number;
   /** User-Agent header of every request (default OPERATOR_USER_AGENT). */
   readonly userAgent?: string;
+  /**
+   * Called once per request with its final answer (after the one 401 retry), and once per
+   * stream when the server answers it: how rest_client_requests_total is kept (default none).
+   * It must not throw.
+   */
+  readonly onResult?: (result: RequestResult) => void;
+}
+
+/** One request's outcome as client-go's request metrics label it. */
+export interface RequestResult {
+  /** The HTTP status code, or `<error>` when no answer came (connection refused, timeout, reset). */
+  readonly code: string;
+  /** The HTTP method: GET, POST, PUT, PATCH, DELETE. */
+  readonly method: string;
+  /** The apiserver's host[:port], as in its URL. */
+  readonly host: string;
 }
 
 /** Thrown when the kubeconfig cannot be loaded or names an unknown context. */
@@ -76,6 +92,8 @@ export class KubeTransport {
   readonly #options: https.RequestOptions;
   readonly #timeoutMs: number;
   readonly #credentials: CredentialSource | undefined;
+  readonly #onResult: ((result: RequestResult) => void) | undefined;
+  readonly #host: string;
 
   private constructor(
     server: string,
@@ -83,12 +101,15 @@ export class KubeTransport {
     options: https.RequestOptions,
     timeoutMs: number,
     credentials: CredentialSource | undefined,
+    onResult: ((result: RequestResult) => void) | undefined,
   ) {
     this.server = server;
     this.namespace = namespace;
     this.#options = options;
     this.#timeoutMs = timeoutMs;
     this.#credentials = credentials;
+    this.#onResult = onResult;
+    this.#host = URL.canParse(server) ? new URL(server).host : 'none';
   }
 
   /**
@@ -133,6 +154,7 @@ export class KubeTransport {
       requestOptions,
       opts.timeoutMs ?? 30_000,
       credentials,
+      opts.onResult,
     );
   }
 
@@ -141,11 +163,19 @@ export class KubeTransport {
    * a 401 is retried once, after the credential was read again.
    */
   async request<T>(opts: RequestOptions): Promise<T> {
-    let { status, text } = await this.#send(opts, await this.#authorization());
-    if (status === 401 && this.#credentials !== undefined) {
-      this.#credentials.invalidate();
+    let status: number;
+    let text: string;
+    try {
       ({ status, text } = await this.#send(opts, await this.#authorization()));
+      if (status === 401 && this.#credentials !== undefined) {
+        this.#credentials.invalidate();
+        ({ status, text } = await this.#send(opts, await this.#authorization()));
+      }
+    } catch (err) {
+      this.#result(opts, '<error>');
+      throw err;
     }
+    this.#result(opts, String(status));
     const body: unknown = text === '' ? undefined : parseJson(text);
     if (status < 200 || status >= 300) throw apiErrorFrom(status, body ?? text);
     return body as T;
@@ -159,13 +189,34 @@ export class KubeTransport {
    * was read again.
    */
   async stream(opts: RequestOptions, onLine: (line: string) => void, onOpen?: () => void): Promise<void> {
+    // The answer's status is reported once it is final: a 401 about to be retried is not.
+    const state = { answered: false };
+    const opened = (status: number, retrying: boolean): void => {
+      state.answered = true;
+      if (!(retrying && status === 401)) this.#result(opts, String(status));
+    };
     try {
-      await this.#stream(opts, await this.#authorization(), onLine, onOpen);
+      try {
+        await this.#stream(opts, await this.#authorization(), onLine, onOpen, (status) =>
+          opened(status, this.#credentials !== undefined),
+        );
+      } catch (err) {
+        if (!(err instanceof UnauthorizedError) || this.#credentials === undefined) throw err;
+        this.#credentials.invalidate();
+        state.answered = false;
+        await this.#stream(opts, await this.#authorization(), onLine, onOpen, (status) =>
+          opened(status, false),
+        );
+      }
     } catch (err) {
-      if (!(err instanceof UnauthorizedError) || this.#credentials === undefined) throw err;
-      this.#credentials.invalidate();
-      await this.#stream(opts, await this.#authorization(), onLine, onOpen);
+      if (!state.answered) this.#result(opts, '<error>');
+      throw err;
     }
+  }
+
+  /** Reports one request's final outcome to `onResult`. */
+  #result(opts: RequestOptions, code: string): void {
+    this.#onResult?.({ code, method: opts.method ?? 'GET', host: this.#host });
   }
 
   /** The Authorization header of the next request, if the credential is read per request. */
@@ -181,11 +232,13 @@ export class KubeTransport {
     opts: RequestOptions,
     authorization: string | undefined,
     onLine: (line: string) => void,
-    onOpen?: () => void,
+    onOpen: (() => void) | undefined,
+    onStatus: (status: number) => void,
   ): Promise<void> {
     return new Promise((resolve, reject) => {
       const req = this.#open(opts, undefined, authorization, (res) => {
         const status = res.statusCode ?? 0;
+        onStatus(status);
         res.setEncoding('utf8');
         if (status < 200 || status >= 300) {
           let text = '';
