@@ -7,7 +7,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { createLogger } from '../api/log.ts';
 import { signStash } from '../api/conversion/stash.ts';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../api/install.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
+import { httpsCall } from '../test/support/https-call.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-webhook-hostile-'));
 const cert = createServingCert(join(dir, 'certs'));
@@ -23,26 +23,7 @@ const key = Buffer.alloc(32, 9);
 const G = 'aiops.example.com';
 
 function post(port: number, path: string, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: body === undefined ? 'GET' : 'POST',
-        path,
-        ca: cert.caPem,
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return httpsCall(port, path, { ca: cert.caPem, ...(body !== undefined ? { body } : {}) });
 }
 
 const review = (desired: string, objects: unknown[]): string =>

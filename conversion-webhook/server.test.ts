@@ -4,7 +4,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as https from 'node:https';
 import * as tls from 'node:tls';
 import { mkdtempSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { join } from 'node:path';
 import { startWebhookServer } from './server.ts';
 import { createLogger } from '../api/log.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
+import { httpsCall } from '../test/support/https-call.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-webhook-test-'));
 const cert = createServingCert(join(dir, 'a'));
@@ -24,27 +24,11 @@ function call(
   body?: string | Buffer,
   ca = cert.caPem,
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        ca,
-        agent: false,
-        servername: 'localhost',
-        headers: { 'Content-Type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
+  return httpsCall(port, path, {
+    ca,
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    ...(body !== undefined ? { body } : {}),
   });
 }
 

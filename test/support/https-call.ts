@@ -1,0 +1,44 @@
+// One HTTPS request from a test to a server of ours on loopback, trusting only the CA the
+// test made (the webhook's, the operator's metrics certificate): the status and the body as
+// text. No agent, so no connection outlives the call.
+
+import * as https from 'node:https';
+
+/** How to call: method (default GET, POST when there is a body), headers, body, and the CA to trust. */
+export interface HttpsCall {
+  readonly ca: string;
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Buffer;
+}
+
+/** Sends the request to `127.0.0.1:port` `path`; resolves with the status and the body, rejects on a connection error. */
+export function httpsCall(
+  port: number,
+  path: string,
+  call: HttpsCall,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: call.method ?? (call.body === undefined ? 'GET' : 'POST'),
+        ca: call.ca,
+        servername: 'localhost',
+        agent: false,
+        headers: { ...call.headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(call.body);
+  });
+}
