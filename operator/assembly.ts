@@ -161,22 +161,20 @@ function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
 /** Starts the operator: endpoints and caches at once, reconciling when (or if) leader. */
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const log = o.log;
+  const slots = new RemediationSlots(o.maxConcurrentRemediations, o.maxConcurrentRemediationsPerNamespace);
+  const telemetry = createTelemetry(() => slots.holders().length);
   const transport = await KubeTransport.create({
     ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
+    onResult: telemetry.restClient,
   });
   const identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
   const queue = new WorkQueue({
     limiter: new RateLimiter({ qps: o.rateLimitQps, burst: o.rateLimitBurst }),
     namespaceQps: o.namespaceReconcileQps,
     namespaceBurst: o.namespaceReconcileBurst,
+    observer: telemetry.queue,
   });
-  const slots = new RemediationSlots(o.maxConcurrentRemediations, o.maxConcurrentRemediationsPerNamespace);
-  const telemetry = createTelemetry(
-    () => queue.depth,
-    () => queue.inFlight,
-    () => slots.holders().length,
-  );
   const onError =
     (kind: string) =>
     (err: unknown): void =>
@@ -290,7 +288,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const controller = new Controller({
     queue,
     reconcile: (key) => (leading() ? reconciler.reconcile(key) : Promise.resolve({})),
-    telemetry,
+    metrics: telemetry.controller,
     log,
     maxConcurrentReconciles: o.maxConcurrentReconciles,
   });
@@ -326,6 +324,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         log,
       })
     : undefined;
+  const leaderMetric = o.leaderElect ? telemetry.leaderElection(o.leaderElectionId) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -333,7 +332,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       log.info('stopping: finishing in-flight reconciles');
       await Promise.all([controller.stop(), sweeper?.stop()]);
       await elector?.release();
-      telemetry.leader.set(0);
+      leaderMetric?.off();
       await Promise.all([taskCache.stop(), deployments.stop(), servers.close()]);
       log.info('stopped');
     })());
@@ -361,7 +360,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         void stop().then(() => finish(1));
       });
     }
-    telemetry.leader.set(1);
+    leaderMetric?.on();
     acquired = true;
     await Promise.all([taskCache.waitForSync(), deployments.waitForSync()]);
     if (stopping !== undefined) return;

@@ -88,7 +88,11 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
     return o.status?.lastDecision?.executed === true ? o : undefined;
   });
   assert.equal((await deployments.get(ns, 'web')).spec?.replicas, 3);
-  assert.equal(await standby.metric('aiops_reconcile_total'), 0, 'the standby does not reconcile');
+  assert.equal(
+    await standby.metric('controller_runtime_reconcile_total'),
+    0,
+    'the standby does not reconcile',
+  );
   assert.equal(await leader.metric('aiops_actions_total', { outcome: 'executed' }), 1);
 
   const killedAt = Date.now();
@@ -104,7 +108,7 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
   assert.ok(newHolder);
   t.diagnostic(`takeover after ${Date.now() - killedAt} ms (lease duration 4000 ms)`);
   await eventually('the new leader to reconcile', async () =>
-    (await standby.metric('aiops_reconcile_total')) > 0 ? true : undefined,
+    (await standby.metric('controller_runtime_reconcile_total')) > 0 ? true : undefined,
   );
   await tasks.patch(ns, 'lead', { metadata: { annotations: { poke: '1' } }, spec: { intervalSeconds: 11 } });
   await eventually('the new leader to observe generation 2', async () =>

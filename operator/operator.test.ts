@@ -227,11 +227,11 @@ describe('operator on the harness', { concurrency: true }, () => {
       const o = await c.tasks.get(ns, 'steady');
       return o.status?.phase === 'Monitoring' ? o : undefined;
     });
-    const reconciles = await op.metric('aiops_reconcile_total');
+    const reconciles = await op.metric('controller_runtime_reconcile_total');
     const writes = await op.metric('aiops_status_writes_total');
     const events = (await eventReasons(ns)).length;
     await eventually('3 more reconciles', async () =>
-      (await op.metric('aiops_reconcile_total')) >= reconciles + 3 ? true : undefined,
+      (await op.metric('controller_runtime_reconcile_total')) >= reconciles + 3 ? true : undefined,
     );
     const now = await c.tasks.get(ns, 'steady');
     assert.equal(now.metadata.resourceVersion, settled.metadata.resourceVersion);

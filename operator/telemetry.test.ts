@@ -15,10 +15,7 @@ test('modelLabel keeps the first MAX_MODEL_LABELS models and counts the rest und
 });
 
 test('llmCall records latency by model and the tokens the server reported', async () => {
-  const t = createTelemetry(
-    () => 0,
-    () => 0,
-  );
+  const t = createTelemetry();
   t.llmCall({ model: 'gpt-x', latencyMs: 1500, promptTokens: 100, completionTokens: 20 });
   t.llmCall({ model: 'gpt-x', latencyMs: 40 });
   const text = await t.registry.metrics();

@@ -1,11 +1,24 @@
-// The operator's Prometheus metrics (prom-client): reconcile totals, errors and durations,
-// work-queue depth, actions by type and outcome, remediations in flight, LLM calls by
-// outcome, LLM call latency and tokens by model, status writes, leadership, plus the
-// standard process metrics (RSS, heap, event-loop lag).
+// The operator's Prometheus metrics (prom-client), on one registry: controller-runtime's
+// standard series under their own names (runtime/metrics.ts: reconciles, work queue, apiserver
+// requests, leader election), the process and Node.js series every Prometheus client exports
+// (process_*, nodejs_*, unprefixed), and our domain series (aiops_*): actions by type and
+// outcome, guardrail refusals, remediations in flight, LLM calls by outcome, LLM call latency
+// and tokens by model, status writes. README's Metrics table lists them (metrics-doc.ts).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestResult } from '../api/kube/transport.ts';
 import type { DecisionLLMCall } from '../api/schema/v2.ts';
-import type { ControllerMetrics } from './runtime/controller.ts';
+import {
+  controllerMetrics,
+  leaderElectionMetrics,
+  restClientMetrics,
+  WorkQueueMetrics,
+  type ControllerMetrics,
+  type LeaderMetric,
+} from './runtime/metrics.ts';
+
+/** The controller's name in the standard series' `controller` and `name` labels, as controller-runtime names a controller of the AITask kind. */
+export const CONTROLLER_NAME = 'aitask';
 
 /**
  * Distinct `model` label values the LLM metrics keep: 20. The model is named in AITask specs,
@@ -25,8 +38,16 @@ export function modelLabel(model: string, seen: Set<string>, max: number = MAX_M
 }
 
 /** Every metric the operator exports, on its own registry: the controller's and its own. */
-export interface Telemetry extends ControllerMetrics {
+export interface Telemetry {
   readonly registry: Registry;
+  /** controller_runtime_* of the AITask controller (runtime/controller.ts's `metrics`). */
+  readonly controller: ControllerMetrics;
+  /** workqueue_*{name="aitask",controller="aitask"} (runtime/workqueue.ts's `observer`). */
+  readonly queue: WorkQueueMetrics;
+  /** rest_client_requests_total (the transport's `onResult`). */
+  readonly restClient: (result: RequestResult) => void;
+  /** leader_election_master_status{name=<lease>}; created (reading 0) with leader election only, as controller-runtime does. */
+  readonly leaderElection: (lease: string) => LeaderMetric;
   /** Actions by type (RestartPod, ScaleUp, …) and outcome (executed, blocked, failed). */
   readonly actions: Counter<'action' | 'outcome'>;
   /** LLM advisor outcomes: advice, or the failure reason (LLMTimeout, LLMEndpointNotAllowed, …). */
@@ -41,37 +62,15 @@ export interface Telemetry extends ControllerMetrics {
   readonly refusals: Counter<'reason'>;
   /** Writes of AITask status (the steady state should add none). */
   readonly statusWrites: Counter;
-  /** 1 while this process holds the leader Lease. */
-  readonly leader: Gauge;
 }
 
 /**
- * Creates the metrics; `queueDepth`, `inFlight` and `remediations` (AITasks holding a
- * remediation slot) are read at scrape time.
+ * Creates the metrics; `remediations` (AITasks holding a remediation slot) is read at scrape
+ * time; `now` is the work queue metrics' clock in ms (default performance.now).
  */
-export function createTelemetry(
-  queueDepth: () => number,
-  inFlight: () => number,
-  remediations: () => number = () => 0,
-): Telemetry {
+export function createTelemetry(remediations: () => number = () => 0, now?: () => number): Telemetry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'aiops_' });
-  new Gauge({
-    name: 'aiops_workqueue_depth',
-    help: 'Keys waiting in the work queue',
-    registers: [registry],
-    collect(): void {
-      this.set(queueDepth());
-    },
-  });
-  new Gauge({
-    name: 'aiops_workqueue_in_flight',
-    help: 'Keys being reconciled',
-    registers: [registry],
-    collect(): void {
-      this.set(inFlight());
-    },
-  });
+  collectDefaultMetrics({ register: registry });
   new Gauge({
     name: 'aiops_remediations_in_flight',
     help: 'AITasks with a remediation under way (held against --max-concurrent-remediations)',
@@ -96,6 +95,10 @@ export function createTelemetry(
   const models = new Set<string>();
   return {
     registry,
+    controller: controllerMetrics(registry, CONTROLLER_NAME),
+    queue: new WorkQueueMetrics(registry, CONTROLLER_NAME, now),
+    restClient: restClientMetrics(registry),
+    leaderElection: leaderElectionMetrics(registry),
     llmCallDuration,
     llmTokens,
     llmCall: (call: DecisionLLMCall): void => {
@@ -117,24 +120,6 @@ export function createTelemetry(
       labelNames: ['reason'],
       registers: [registry],
     }),
-    reconciles: new Counter({
-      name: 'aiops_reconcile_total',
-      help: 'Reconciles by result',
-      labelNames: ['result'],
-      registers: [registry],
-    }),
-    reconcileErrors: new Counter({
-      name: 'aiops_reconcile_errors_total',
-      help: 'Reconcile errors by class',
-      labelNames: ['class'],
-      registers: [registry],
-    }),
-    reconcileDuration: new Histogram({
-      name: 'aiops_reconcile_duration_seconds',
-      help: 'Reconcile wall time',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60],
-      registers: [registry],
-    }),
     actions: new Counter({
       name: 'aiops_actions_total',
       help: 'Remediation actions by type and outcome',
@@ -144,11 +129,6 @@ export function createTelemetry(
     statusWrites: new Counter({
       name: 'aiops_status_writes_total',
       help: 'AITask status writes',
-      registers: [registry],
-    }),
-    leader: new Gauge({
-      name: 'aiops_leader',
-      help: '1 while this process is the leader',
       registers: [registry],
     }),
   };

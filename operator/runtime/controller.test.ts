@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { createLogger } from '../../api/log.ts';
 import { Controller, errorText, type Result } from './controller.ts';
+import { controllerMetrics } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { WorkQueue } from './workqueue.ts';
 
@@ -26,11 +27,6 @@ test('errorText: any thrown value, even one whose toString throws', () => {
 
 test('Controller: whatever one reconcile throws or returns is that key’s error; the others go on', async () => {
   const registry = new Registry();
-  const telemetry = {
-    reconciles: new Counter({ name: 'r', help: 'r', labelNames: ['result'], registers: [registry] }),
-    reconcileErrors: new Counter({ name: 'e', help: 'e', labelNames: ['class'], registers: [registry] }),
-    reconcileDuration: new Histogram({ name: 'd', help: 'd', registers: [registry] }),
-  };
   const queue = new WorkQueue({ limiter: new RateLimiter({ qps: 1000, burst: 1000 }) });
   const seen = new Map<string, number>();
   const hostile: Record<string, () => Promise<Result>> = {
@@ -51,7 +47,7 @@ test('Controller: whatever one reconcile throws or returns is that key’s error
       if (run === undefined) throw new Error(`unexpected key ${key}`);
       return run();
     },
-    telemetry,
+    metrics: controllerMetrics(registry, 'test'),
     log: createLogger('test', { level: 'error', write: () => undefined }),
     maxConcurrentReconciles: 2,
   });
@@ -66,6 +62,7 @@ test('Controller: whatever one reconcile throws or returns is that key’s error
   assert.equal(seen.get('ok'), 1, 'the healthy key ran once');
   assert.equal(seen.get('undefinedResult'), 1);
   assert.equal(seen.get('nanRequeue'), 1, 'a NaN requeue is not a hot loop');
-  const errors = (await telemetry.reconcileErrors.get()).values.find((v) => v.labels.class === 'retryable');
+  const errors = (await registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get())
+    ?.values[0];
   assert.ok((errors?.value ?? 0) >= 6, 'each error is counted');
 });

@@ -8,8 +8,8 @@
 
 import { ConflictError } from '../../api/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
-import type { Counter, Histogram } from 'prom-client';
 import type { Logger } from '../../api/log.ts';
+import type { ControllerMetrics, ReconcileResult } from './metrics.ts';
 import type { WorkQueue } from './workqueue.ts';
 
 /** The message of anything thrown: an Error's message, else its string form (never throws itself). */
@@ -28,21 +28,27 @@ export interface Result {
   readonly requeueAfterMs?: number;
 }
 
-/** The metrics the controller keeps (the operator's registry holds them with its own). */
-export interface ControllerMetrics {
-  /** Reconciles by result: success, error. */
-  readonly reconciles: Counter<'result'>;
-  /** Reconcile errors by class: retryable, terminal. */
-  readonly reconcileErrors: Counter<'class'>;
-  /** Reconcile wall time in seconds (buckets 5 ms … 60 s, as controller-runtime). */
-  readonly reconcileDuration: Histogram;
+/**
+ * Whether `err` is a programming error (TypeError, RangeError, ReferenceError): what a Go
+ * reconciler would panic on, counted in controller_runtime_reconcile_panics_total.
+ */
+export function isPanic(err: unknown): boolean {
+  return err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError;
+}
+
+/** controller_runtime_reconcile_total's result for what a reconcile returned, as controller-runtime labels it. */
+export function resultLabel(result: Result | undefined): ReconcileResult {
+  const after = result?.requeueAfterMs;
+  if (typeof after !== 'number' || !Number.isFinite(after)) return 'success';
+  return after > 0 ? 'requeue_after' : 'requeue';
 }
 
 /** Options of Controller. */
 export interface ControllerOptions {
   readonly queue: WorkQueue;
   readonly reconcile: (key: string) => Promise<Result>;
-  readonly telemetry: ControllerMetrics;
+  /** The controller_runtime_* series (metrics.ts's controllerMetrics). */
+  readonly metrics: ControllerMetrics;
   readonly log: Logger;
   /** Parallel workers (default 1, as controller-runtime). */
   readonly maxConcurrentReconciles?: number;
@@ -63,6 +69,7 @@ export class Controller {
   start(): void {
     if (this.#workers.length > 0) return;
     const n = this.#o.maxConcurrentReconciles ?? 1;
+    this.#o.metrics.started(n);
     this.#workers = Array.from({ length: n }, () => this.#work());
   }
 
@@ -73,21 +80,22 @@ export class Controller {
   }
 
   async #work(): Promise<void> {
-    const { queue, telemetry, log } = this.#o;
+    const { queue, metrics, log } = this.#o;
     for (;;) {
       const key = await queue.get();
       if (key === undefined) return;
-      const end = telemetry.reconcileDuration.startTimer();
+      metrics.workerBusy();
+      const start = performance.now();
+      const seconds = (): number => (performance.now() - start) / 1000;
       try {
         const result = (await this.#o.reconcile(key)) as Result | undefined;
-        telemetry.reconciles.inc({ result: 'success' });
+        metrics.reconciled(seconds(), resultLabel(result));
         queue.forget(key);
         const after = result?.requeueAfterMs;
         if (typeof after === 'number' && Number.isFinite(after)) queue.addAfter(key, Math.max(0, after));
       } catch (err) {
         const terminal = terminalFailure(err) !== undefined;
-        telemetry.reconciles.inc({ result: 'error' });
-        telemetry.reconcileErrors.inc({ class: terminal ? 'terminal' : 'retryable' });
+        metrics.reconciled(seconds(), 'error', { terminal, panic: isPanic(err) });
         const fields = { key, error: errorText(err), retries: queue.retries(key) };
         if (terminal) log.error('reconcile failed; no retry can fix this, trying again later', fields);
         else if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
@@ -97,7 +105,7 @@ export class Controller {
           queue.addAfter(key, this.#o.terminalRetryMs ?? TERMINAL_RETRY_MS);
         } else queue.addRateLimited(key);
       } finally {
-        end();
+        metrics.workerIdle();
         queue.done(key);
       }
     }

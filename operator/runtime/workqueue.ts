@@ -7,6 +7,7 @@
 // (`addEvent`) go through a token bucket per namespace: over its rate a key is queued after
 // the bucket's delay instead of at once, never dropped.
 
+import type { QueueObserver } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';
 
 /** Options of WorkQueue. */
@@ -19,6 +20,8 @@ export interface WorkQueueOptions {
   readonly namespaceBurst?: number;
   /** Clock in ms for the namespace buckets (default Date.now); injectable for tests. */
   readonly now?: () => number;
+  /** Told of adds, hand-outs, completions and retries (metrics.ts's WorkQueueMetrics); default none. */
+  readonly observer?: QueueObserver;
 }
 
 /** The namespace of a `namespace/name` key ('' for a key without one). */
@@ -111,11 +114,13 @@ export class WorkQueue {
   readonly #limiter: RateLimiter;
   readonly #buckets: NamespaceBuckets;
   readonly #now: () => number;
+  readonly #observer: QueueObserver | undefined;
   #shuttingDown = false;
 
   constructor(opts: WorkQueueOptions = {}) {
     this.#limiter = opts.limiter ?? new RateLimiter();
     this.#now = opts.now ?? Date.now;
+    this.#observer = opts.observer;
     this.#buckets = new NamespaceBuckets(opts.namespaceQps ?? 5, opts.namespaceBurst ?? 20, this.#now);
   }
 
@@ -132,12 +137,19 @@ export class WorkQueue {
   /** Queues `key` now; a no-op when it is already queued. A key in flight is queued again once done. */
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#observer?.add(key);
     this.#dirty.add(key);
     if (this.#processing.has(key)) return;
+    this.#push(key);
+  }
+
+  /** Hands dirty `key` to a waiting worker, else queues it. */
+  #push(key: string): void {
     const waiter = this.#waiters.shift();
     if (waiter) {
       this.#dirty.delete(key);
       this.#processing.add(key);
+      this.#observer?.get(key);
       waiter(key);
     } else this.#enqueue(key);
   }
@@ -152,11 +164,20 @@ export class WorkQueue {
     const namespace = namespaceOf(key);
     const pending = this.#timers.get(key);
     if (pending !== undefined && pending.at <= this.#now() + this.#buckets.wait(namespace)) return;
-    this.addAfter(key, this.#buckets.reserve(namespace));
+    this.#addAfter(key, this.#buckets.reserve(namespace));
   }
 
-  /** Queues `key` after `delayMs`; an earlier pending delay for the same key wins. */
+  /**
+   * Queues `key` after `delayMs`; an earlier pending delay for the same key wins. Counted as a
+   * retry (workqueue_retries_total), as client-go counts every AddAfter.
+   */
   addAfter(key: string, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    this.#observer?.retry();
+    this.#addAfter(key, delayMs);
+  }
+
+  #addAfter(key: string, delayMs: number): void {
     if (this.#shuttingDown) return;
     if (delayMs <= 0) {
       this.add(key);
@@ -198,6 +219,7 @@ export class WorkQueue {
     if (key !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
+      this.#observer?.get(key);
       return Promise.resolve(key);
     }
     if (this.#shuttingDown) return Promise.resolve(undefined);
@@ -206,11 +228,9 @@ export class WorkQueue {
 
   /** Marks `key` finished; if it was added meanwhile it goes back on the queue. */
   done(key: string): void {
+    this.#observer?.done(key);
     this.#processing.delete(key);
-    if (this.#dirty.has(key)) {
-      this.#dirty.delete(key);
-      this.add(key);
-    }
+    if (this.#dirty.has(key) && !this.#shuttingDown) this.#push(key);
   }
 
   /** Stops handing out keys: waiting `get` calls resolve `undefined`, delayed adds are dropped. */
@@ -222,6 +242,7 @@ export class WorkQueue {
     this.#ring = new Fifo();
     this.#depth = 0;
     this.#dirty.clear();
+    this.#observer?.shutDown();
     for (const w of this.#waiters.splice(0)) w(undefined);
   }
 

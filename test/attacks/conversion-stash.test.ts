@@ -91,10 +91,10 @@ test('a forged stash cannot store what v2 refuses: intervalSeconds 0 never reach
     const t = await stage.mallory.tasks.get(stage.mallory.namespace, 'bypass');
     return t.status?.observedGeneration !== undefined ? true : undefined;
   });
-  const before = await stage.operator.metric('aiops_reconcile_total');
+  const before = await stage.operator.metric('controller_runtime_reconcile_total');
   const started = Date.now();
   await new Promise((r) => setTimeout(r, 10_000));
-  const reconciles = (await stage.operator.metric('aiops_reconcile_total')) - before;
+  const reconciles = (await stage.operator.metric('controller_runtime_reconcile_total')) - before;
   const seconds = (Date.now() - started) / 1000;
   assert.ok(
     reconciles <= 3 * seconds,

@@ -100,8 +100,8 @@ export async function bench(env: Environment): Promise<void> {
     );
     const eventsBefore = (await c.events.listAll(ns)).items.length;
     op = await start(ns);
-    while ((await op.metric('aiops_reconcile_total')) < CONVERGE_N) await sleep(200);
-    const noopReconciles = await op.metric('aiops_reconcile_total');
+    while ((await op.metric('controller_runtime_reconcile_total')) < CONVERGE_N) await sleep(200);
+    const noopReconciles = await op.metric('controller_runtime_reconcile_total');
     const noopWrites = await op.metric('aiops_status_writes_total');
     const after = (await c.tasks.listAll(ns)).items;
     const changed = after.filter((o) => before.get(o.metadata.name) !== o.metadata.resourceVersion).length;
@@ -112,7 +112,7 @@ export async function bench(env: Environment): Promise<void> {
     const idleNs = await fixture(c, `bench-idle-${suffix}`, 0);
     op = await start(idleNs);
     await sleep(SETTLE_MS);
-    const idleRss = await op.metric('aiops_process_resident_memory_bytes');
+    const idleRss = await op.metric('process_resident_memory_bytes');
     await stop(op);
     await release(c, idleNs);
 
@@ -123,8 +123,8 @@ export async function bench(env: Environment): Promise<void> {
     await bigWatch;
     const bigMs = performance.now() - t0;
     await sleep(SETTLE_MS);
-    const rss = await op.metric('aiops_process_resident_memory_bytes');
-    const heap = await op.metric('aiops_nodejs_heap_size_used_bytes');
+    const rss = await op.metric('process_resident_memory_bytes');
+    const heap = await op.metric('nodejs_heap_size_used_bytes');
     await stop(op);
     say(`${bigNs} is left to the environment's teardown (releasing 10,000 finalizers takes a minute)`);
 

@@ -80,14 +80,14 @@ test('a Forbidden request stalls the AITask (condition Stalled, reason Forbidden
   await stalledAt(2);
   // The counter moves when a reconcile returns, just after its status write: wait for it.
   const reconciles = await eventually('the spec change counted as a reconcile', async () => {
-    const n = await op.metric('aiops_reconcile_total');
+    const n = await op.metric('controller_runtime_reconcile_total');
     return n >= 2 ? n : undefined;
   });
   assert.ok(reconciles <= 5, `no hot retry loop: ${reconciles} reconciles for two generations`);
   // Stalling is not a reconcile error. A write conflict may be (retried at once, logged at
   // debug level): CI met one between the first-sight write and the stall's.
   assert.equal(
-    await op.metric('aiops_reconcile_errors_total', { class: 'terminal' }),
+    await op.metric('controller_runtime_terminal_reconcile_errors_total', { controller: 'aitask' }),
     0,
     'the Forbidden request stalled the task instead of failing the reconcile',
   );
