@@ -33,7 +33,7 @@ function tokenOf(kubeconfig: string): string {
 test('the scraper bound to aiops-metrics-reader reads /metrics over HTTPS', async () => {
   const res = await get(stage.scraper.token);
   assert.equal(res.status, 200, res.body);
-  assert.match(res.body, /^# TYPE aiops_reconcile_total counter$/m);
+  assert.match(res.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
 });
 
 test('no token, a forged token and an oversized header are 401; a tenant token is 403', async () => {
@@ -49,7 +49,7 @@ test('no token, a forged token and an oversized header are 401; a tenant token i
   const mallory = await get(tokenOf(stage.mallory.kubeconfig));
   assert.equal(mallory.status, 403, mallory.body);
   assert.match(mallory.body, /system:serviceaccount:mallory:tenant.*aiops-metrics-reader/);
-  assert.doesNotMatch(mallory.body, /aiops_reconcile/);
+  assert.doesNotMatch(mallory.body, /controller_runtime_reconcile/);
 });
 
 test('plain HTTP gets nothing: not on the metrics port, and the probe port serves no /metrics', async () => {

@@ -186,7 +186,7 @@ test("a tenant's patch loop is paced to --namespace-reconcile-qps (5/s after a b
       ? true
       : undefined;
   });
-  const before = await stage.operator.metric('aiops_reconcile_total');
+  const before = await stage.operator.metric('controller_runtime_reconcile_total');
   const started = Date.now();
   for (let i = 0; i < 300; i++)
     await mallory.tasks.patch(mallory.namespace, names[i % names.length] ?? '', {
@@ -194,7 +194,7 @@ test("a tenant's patch loop is paced to --namespace-reconcile-qps (5/s after a b
     });
   await undisturbed();
   const seconds = (Date.now() - started) / 1000;
-  const reconciles = (await stage.operator.metric('aiops_reconcile_total')) - before;
+  const reconciles = (await stage.operator.metric('controller_runtime_reconcile_total')) - before;
   // The burst, the pace over the window, and the bystander's and other tasks' own reconciles.
   const bound = 20 + 5 * seconds + 15;
   assert.ok(
