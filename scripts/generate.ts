@@ -1,13 +1,16 @@
 // `npm run generate`: writes every generated artefact from api/ so that a clean git
-// tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`).
+// tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`),
+// and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts).
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCRD } from '../api/crd.ts';
 import { toYaml } from '../api/yaml.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { writeBundle } from './bundle.ts';
+import { format, resolveConfig } from 'prettier';
+import { metricsTable, operatorMetricDocs, withMetricsTable } from '../operator/metrics-doc.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,3 +35,13 @@ write(
 );
 
 writeBundle();
+
+// README's Metrics table: only the text between its markers is rewritten, formatted as prettier would.
+const readmePath = join(root, 'README.md');
+const table = await format(metricsTable(operatorMetricDocs()), {
+  ...(await resolveConfig(readmePath)),
+  parser: 'markdown',
+});
+const readme = readFileSync(readmePath, 'utf8');
+const updated = withMetricsTable(readme, table);
+if (updated !== readme) write('README.md', updated);
