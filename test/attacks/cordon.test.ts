@@ -6,8 +6,8 @@
 // hers is never lifted on her behalf. Every test ends with every node as it began, alice's
 // task still following her changes and the operator process the one that started.
 
+import { kubectlWith } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../../api/cordon.ts';
 import type * as v2 from '../../api/schema/v2.ts';
@@ -35,7 +35,7 @@ after(async () => {
 const ns = (): string => stage.mallory.namespace;
 /** `kubectl <verb> <node>` as the cluster admin types it (its own field manager, kubectl-cordon). */
 const admin = (verb: 'cordon' | 'uncordon', node: string): void => {
-  execFileSync('kubectl', [`--kubeconfig=${stage.cluster.kubeconfigPath}`, verb, node], { stdio: 'ignore' });
+  kubectlWith(stage.cluster.kubeconfigPath)([verb, node]);
 };
 const cordoned = async (node: string): Promise<boolean> =>
   (await stage.nodes.get(undefined, node)).spec?.unschedulable === true;

@@ -3,6 +3,7 @@
 // time from the Deployment's creation to its Pod being Ready, and the RSS of the operator's
 // process as deployed (the bundled image), next to the same figures for a pod of the same
 // base image running only an idle Node HTTP server (the floor measured in the same run).
+import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ import { startCluster } from '../harness/cluster.ts';
 import { defaultBinDir } from '../harness/paths.ts';
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeMissing } from '../harness/real-node/node.ts';
-import { kubectlWith, podProcesses, until } from '../real-node/support.ts';
+import { podProcesses, until } from '../real-node/support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const MiB = 1024 * 1024;
@@ -31,7 +32,7 @@ function nodeRss(uid: string): number {
 }
 
 /** Creates → Ready time (ms, from the Pod's own timestamps) and the Pod of `selector` in `ns`. */
-async function readyPod(kubectl: ReturnType<typeof kubectlWith>, ns: string, selector: string, t0: number) {
+async function readyPod(kubectl: Kubectl, ns: string, selector: string, t0: number) {
   const pod = await until(`a Ready pod ${selector}`, () => {
     const items = (
       JSON.parse(kubectl(['get', 'pods', '-n', ns, '-l', selector, '-o', 'json'])) as { items: PodView[] }

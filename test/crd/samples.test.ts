@@ -1,20 +1,17 @@
 // The samples users apply first (config/samples/, used by `npm start`) are valid on the
 // real apiserver in every version they are written in, and read back at v2.
 
+import { kubectlWith } from '../harness/kubectl.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 
 const samples = fileURLToPath(new URL('../../config/samples', import.meta.url));
 
 test('config/samples apply cleanly and read back at v2', async (t) => {
-  const kubectl = (...args: string[]) =>
-    execFileSync('kubectl', [`--kubeconfig=${testKubeconfig()}`, ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+  const run = kubectlWith(testKubeconfig());
+  const kubectl = (...args: string[]): string => run(args);
   t.after(async () => {
     await (
       await testTransport()

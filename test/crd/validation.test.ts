@@ -2,6 +2,7 @@
 // objects of each version are accepted, `kubectl get at` shows the printer columns, and
 // each class of bad input is rejected with a message naming the field (one case per rule).
 
+import { kubectlWith } from '../harness/kubectl.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -47,9 +48,7 @@ test('every served version is in discovery', async () => {
 test('valid objects of each version are accepted and listed with printer columns', async (t) => {
   const ns = await freshNamespace('crd-valid', t.after.bind(t));
   for (const v of ['v1alpha1', 'v1', 'v2'] as const) await create(v, ns, `ok-${v}`, valid[v]);
-  const out = execFileSync('kubectl', ['--kubeconfig', testKubeconfig(), 'get', 'at', '-n', ns], {
-    encoding: 'utf8',
-  });
+  const out = kubectlWith(testKubeconfig())(['get', 'at', '-n', ns]);
   const [header, ...rows] = out.trim().split('\n');
   assert.match(header ?? '', /^NAME\s+TARGET\s+THRESHOLD\s+ACTION\s+PHASE\s+AGE$/);
   assert.equal(rows.length, 3);
@@ -157,12 +156,9 @@ test('bad input is rejected by the apiserver with a message naming the field', a
 
 test('v1alpha1 answers with a deprecation warning', async (t) => {
   const ns = await freshNamespace('crd-deprecated', t.after.bind(t));
-  const out = execFileSync(
-    'kubectl',
-    ['--kubeconfig', testKubeconfig(), 'get', `aitasks.v1alpha1.${G}`, '-n', ns],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const out = kubectlWith(testKubeconfig())(['get', `aitasks.v1alpha1.${G}`, '-n', ns]);
   assert.equal(out, '');
+  // kubectl's warning goes to stderr, which only a shell redirect brings to the output here.
   const warn = execFileSync(
     'sh',
     ['-c', `kubectl --kubeconfig ${testKubeconfig()} get aitasks.v1alpha1.${G} -n ${ns} 2>&1 >/dev/null`],

@@ -1,8 +1,8 @@
 // End-to-end check of the harness itself: the real control plane comes up, a Deployment gets
 // Running pods on the kwok nodes (so KCM, scheduler and kwok all work), and stop() leaves no
 // process and no directory behind. Also: a component that dies at startup fails fast with its log.
+import { kubectlWith } from './kubectl.ts';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,23 +31,9 @@ spec:
           image: registry.invalid/pause:1
 `;
 
-/** Runs kubectl against `kubeconfig`, feeding `input` on stdin; resolves stdout, rejects with stderr. */
+/** kubectl against `kubeconfig`, feeding `input` on stdin; stdout, or a rejection with stderr. */
 function kubectl(kubeconfig: string, args: readonly string[], input = ''): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let errOut = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (errOut += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(out);
-      else reject(new Error(`kubectl ${args.join(' ')}: exit ${String(code)}: ${errOut}`));
-    });
-    child.stdin.end(input);
-  });
+  return Promise.resolve().then(() => kubectlWith(kubeconfig)(args, input));
 }
 
 /** True if no process with this pid exists any more (owned children are reaped by Node). */

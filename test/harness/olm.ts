@@ -3,10 +3,10 @@
 // from Go modules (build-control-plane.sh olm), and the project's inline catalog served by
 // `opm serve` behind CatalogSource `aiops-catalog` in `olm` — so the README's Subscription
 // works as written. Everything runs on the host against the loopback apiserver.
+import { kubectlWith } from './kubectl.ts';
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { connect } from 'node:net';
-import { run } from '../../scripts/lib/run.ts';
 import { join } from 'node:path';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import type { KubeHttp } from './kube-http.ts';
@@ -50,7 +50,7 @@ export function olmUnavailable(binDir: string): string | undefined {
 }
 
 function kubectl(kubeconfig: string, args: readonly string[]): void {
-  run('kubectl', [`--kubeconfig=${kubeconfig}`, ...args]);
+  kubectlWith(kubeconfig)(args);
 }
 
 async function create(api: KubeHttp, path: string, body: object): Promise<void> {

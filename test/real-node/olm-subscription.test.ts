@@ -8,6 +8,7 @@
 // granted. Then uninstall (Subscription and CSV deleted: the operator stops, AITasks and the
 // CRD stay). CordonNode is not run here: the real node is the only node, and the cordon cap
 // refuses to cordon every node; its rule (patch nodes) is in the permission comparison.
+import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -37,14 +38,7 @@ import {
   type Binding,
   type Rule,
 } from './olm-permissions.ts';
-import {
-  isOperatorProcess,
-  kubectlWith,
-  podProcesses,
-  readmeShBlock,
-  until,
-  webDeployment,
-} from './support.ts';
+import { isOperatorProcess, podProcesses, readmeShBlock, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -73,7 +67,7 @@ describe(
     let cluster: Cluster;
     let exporter: Exporter;
     let prometheus: Prometheus;
-    let kubectl: ReturnType<typeof kubectlWith>;
+    let kubectl: Kubectl;
     const stoppers: (() => Promise<void>)[] = [];
 
     const operatorPods = (): PodView[] =>

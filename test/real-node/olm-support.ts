@@ -3,9 +3,8 @@
 // to Pending/NeedsReinstall once or twice first), with OLM's state in the error when it never
 // gets there, the AITask CRD's versions as OLM left them, and the conditions the operator
 // reported in its OperatorCondition as OLM copied them to status.
-import { until, type kubectlWith } from './support.ts';
-
-type Kubectl = ReturnType<typeof kubectlWith>;
+import { type Kubectl } from '../harness/kubectl.ts';
+import { until } from './support.ts';
 
 /** The OLM views of one install namespace, read through `kubectl`. */
 export function olmViews(kubectl: Kubectl, namespace: string) {

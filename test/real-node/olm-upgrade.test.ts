@@ -13,6 +13,7 @@
 // storage version, so the current build tagged v0.2.0 stands in for it; what differs
 // between the two releases is their bundle (CSV, CRD, upgrade edge), which is what OLM
 // upgrades and what this test checks.
+import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,7 +41,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { kubectlWith, until } from './support.ts';
+import { until } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -93,7 +94,7 @@ describe(
   () => {
     assert.ok(previous && current);
     let cluster: Cluster;
-    let kubectl: ReturnType<typeof kubectlWith>;
+    let kubectl: Kubectl;
     const stoppers: (() => Promise<void>)[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'aiops-olm-upgrade-'));
     let olm: ReturnType<typeof olmViews>;

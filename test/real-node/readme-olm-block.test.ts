@@ -6,6 +6,7 @@
 // conversion, configured by OLM, answers through them (an AITask created at v1alpha1 reads at
 // v1 and v2). The machine is left as it was found. In test/real-node/ so it runs one at a time
 // with the other real-node suites.
+import { kubectlWith } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { kubectlWith, machineSnapshot, readmeShBlock, until } from './support.ts';
+import { machineSnapshot, readmeShBlock, until } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());

@@ -3,6 +3,7 @@
 // the real node's toleration and where Prometheus is), real pods healed by it, leader
 // failover after kill -9, and a network that never leaves the machine. One cluster of its
 // own (no kwok nodes) for the whole file: a machine runs one real node at a time.
+import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,14 +25,7 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { inNode } from '../harness/real-node/network.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import {
-  isOperatorProcess,
-  kubectlWith,
-  machineSnapshot,
-  podProcesses,
-  until,
-  webDeployment,
-} from './support.ts';
+import { isOperatorProcess, machineSnapshot, podProcesses, until, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -68,7 +62,7 @@ interface PodView {
 
 describe('real node', { skip: unavailable ?? false, concurrency: false, timeout: 900_000 }, () => {
   let cluster: Cluster;
-  let kubectl: ReturnType<typeof kubectlWith>;
+  let kubectl: Kubectl;
   let prometheus: Prometheus;
   let exporter: Exporter;
   let before0: Record<string, unknown>;

@@ -9,22 +9,6 @@ import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-nod
 import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
 import { CGROUP_ROOT, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 
-/** kubectl with `kubeconfig`; returns stdout, throws with stderr. `input` goes to stdin. */
-export function kubectlWith(kubeconfig: string) {
-  return (args: readonly string[], input?: string): string => {
-    try {
-      return execFileSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], {
-        encoding: 'utf8',
-        stdio: ['pipe', 'pipe', 'pipe'],
-        ...(input !== undefined ? { input } : {}),
-      });
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')}: ${(e.stderr ?? e.message).trim()}`, { cause: err });
-    }
-  };
-}
-
 /** Polls `check` every 250 ms until it returns a value other than undefined (default 120 s). */
 export async function until<T>(
   what: string,
