@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { getSecure } from '../support/operator.ts';
+import { httpsCall } from '../support/https-call.ts';
 import { startStage, type Stage } from './stage.ts';
 
 let stage: Stage;
@@ -21,8 +21,12 @@ after(async () => {
   await stopStage();
 });
 
-const url = (): string => `https://127.0.0.1:${stage.operator.metricsPort}/metrics`;
-const get = (token: string | undefined) => getSecure(url(), stage.scraper.ca, token);
+/** GET /metrics over HTTPS trusting the stage's CA, with `token` as bearer token when given. */
+const get = (token: string | undefined) =>
+  httpsCall(stage.operator.metricsPort, '/metrics', {
+    ca: stage.scraper.ca,
+    headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
+  });
 
 /** The bearer token in a kubeconfig serviceAccountKubeconfig wrote. */
 function tokenOf(kubeconfig: string): string {
@@ -32,24 +36,24 @@ function tokenOf(kubeconfig: string): string {
 
 test('the scraper bound to aiops-metrics-reader reads /metrics over HTTPS', async () => {
   const res = await get(stage.scraper.token);
-  assert.equal(res.status, 200, res.body);
-  assert.match(res.body, /^# TYPE controller_runtime_reconcile_total counter$/m);
+  assert.equal(res.status, 200, res.text);
+  assert.match(res.text, /^# TYPE controller_runtime_reconcile_total counter$/m);
 });
 
 test('no token, a forged token and an oversized header are 401; a tenant token is 403', async () => {
   const none = await get(undefined);
   assert.equal(none.status, 401);
-  assert.doesNotMatch(none.body, /aiops_/);
+  assert.doesNotMatch(none.text, /aiops_/);
   const forged = await get('eyJhbGciOiJSUzI1NiJ9.e30.forged');
   assert.equal(forged.status, 401);
-  assert.match(forged.body, /not valid/);
+  assert.match(forged.text, /not valid/);
   const huge = await get('x'.repeat(9000));
   assert.equal(huge.status, 401);
-  assert.match(huge.body, /too long/);
+  assert.match(huge.text, /too long/);
   const mallory = await get(tokenOf(stage.mallory.kubeconfig));
-  assert.equal(mallory.status, 403, mallory.body);
-  assert.match(mallory.body, /system:serviceaccount:mallory:tenant.*aiops-metrics-reader/);
-  assert.doesNotMatch(mallory.body, /controller_runtime_reconcile/);
+  assert.equal(mallory.status, 403, mallory.text);
+  assert.match(mallory.text, /system:serviceaccount:mallory:tenant.*aiops-metrics-reader/);
+  assert.doesNotMatch(mallory.text, /controller_runtime_reconcile/);
 });
 
 test('plain HTTP gets nothing: not on the metrics port, and the probe port serves no /metrics', async () => {
@@ -65,11 +69,11 @@ test('200 distinct forged tokens at once: none reads, the operator stays up and 
   const flood = await Promise.all(
     Array.from({ length: 200 }, (_, i) => get(`forged-${i}-${'y'.repeat(64)}`)),
   );
-  for (const res of flood) assert.ok(res.status === 401 || res.status === 429, `${res.status} ${res.body}`);
+  for (const res of flood) assert.ok(res.status === 401 || res.status === 429, `${res.status} ${res.text}`);
   const child = stage.operator.child;
   assert.ok(child.exitCode === null && child.signalCode === null, 'the operator is still running');
   const res = await get(stage.scraper.token);
-  assert.equal(res.status, 200, res.body);
+  assert.equal(res.status, 200, res.text);
 });
 
 /** The health port the operator logged at start. */

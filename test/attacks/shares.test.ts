@@ -15,7 +15,7 @@ import { findCondition } from '../../api/status/conditions.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, startStage, type Stage, type Tenant } from './stage.ts';
+import { bystander, LOAD, loadTask, startStage, type Stage, type Tenant } from './stage.ts';
 
 /** An allow-listed endpoint that accepts each call and never answers; when each call opened and closed (ms). */
 interface HangingEndpoint {
@@ -79,19 +79,15 @@ async function llmTask(
 ): Promise<void> {
   await tenant.deployments.create(tenant.namespace, deployment(name, 1));
   stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
-  await tenant.tasks.create(tenant.namespace, {
-    apiVersion: 'aiops.example.com/v2',
-    kind: 'AITask',
-    metadata: { name },
-    spec: {
-      target: { kind: 'Deployment', name },
-      trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1 },
-      // Room to act at every evaluation, so the LLM is asked each time.
-      remediation: { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
-      decision: { mode: 'LLM', ...(llm !== undefined ? { llm } : {}) },
-      intervalSeconds: 10,
-    },
-  });
+  await tenant.tasks.create(
+    tenant.namespace,
+    // Room to act at every evaluation, so the LLM is asked each time.
+    loadTask(
+      name,
+      { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
+      { decision: { mode: 'LLM', ...(llm !== undefined ? { llm } : {}) } },
+    ),
+  );
 }
 
 const llmReason = async (tenant: Tenant, name: string): Promise<string | undefined> =>
@@ -165,17 +161,14 @@ test("a tenant's patch loop is paced to --namespace-reconcile-qps (5/s after a b
   const names = Array.from({ length: 10 }, (_, i) => `loop${i}`);
   for (const name of names) {
     await mallory.deployments.create(mallory.namespace, deployment(name, 1));
-    await mallory.tasks.create(mallory.namespace, {
-      apiVersion: 'aiops.example.com/v2',
-      kind: 'AITask',
-      metadata: { name },
-      spec: {
-        target: { kind: 'Deployment', name },
-        trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1000 },
-        remediation: { action: 'Noop' },
-        intervalSeconds: 3600,
-      },
-    });
+    await mallory.tasks.create(
+      mallory.namespace,
+      loadTask(
+        name,
+        { action: 'Noop' },
+        { trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1000 }, intervalSeconds: 3600 },
+      ),
+    );
   }
   await eventually('the loop tasks observed', async () => {
     const items = (await mallory.tasks.list(mallory.namespace)).items.filter((t) =>

@@ -14,7 +14,7 @@ import { ResourceClient } from '../../api/kube/resources.ts';
 import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { LOAD, startStage, type Stage } from './stage.ts';
+import { LOAD, loadTask, startStage, type Stage } from './stage.ts';
 
 let stage: Stage;
 let stopStage = (): Promise<void> => Promise.resolve();
@@ -28,26 +28,6 @@ before(async () => {
 after(async () => {
   await stopStage();
 });
-
-/** An AITask on Deployment `name` whose metric breaches while LOAD of `name` is over 1. */
-function breaching(
-  name: string,
-  remediation: v2.Spec['remediation'],
-  extra: Partial<v2.Spec> = {},
-): v2.AITask {
-  return {
-    apiVersion: 'aiops.example.com/v2',
-    kind: 'AITask',
-    metadata: { name },
-    spec: {
-      target: { kind: 'Deployment', name },
-      trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1 },
-      remediation,
-      intervalSeconds: 10,
-      ...extra,
-    },
-  };
-}
 
 const deployments = (): ResourceClient<Deployment> => new ResourceClient(stage.admin, Resources.deployments);
 
@@ -64,7 +44,7 @@ async function breachingTask(
   stage.exporter.set(LOAD, { namespace: ns, deployment: name }, 5);
   await stage.adminTasks.v2.create(
     ns,
-    breaching(name, { action: 'ScaleUp', scale: { maxReplicas }, cooldownSeconds, maxAttempts: 5 }),
+    loadTask(name, { action: 'ScaleUp', scale: { maxReplicas }, cooldownSeconds, maxAttempts: 5 }),
   );
 }
 
@@ -102,7 +82,7 @@ test("ten forged 'phase: Healing' statuses hold no slot: another namespace's rem
     stage.exporter.set(LOAD, { namespace: mallory.namespace, deployment: name }, 5);
     await mallory.tasks.create(
       mallory.namespace,
-      breaching(
+      loadTask(
         name,
         { action: 'ScaleUp', scale: { maxReplicas: 5 }, cooldownSeconds: 86_400 },
         { approval: 'Manual' },

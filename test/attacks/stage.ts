@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AITaskClient } from '../../api/aitask-client.ts';
+import type * as v2 from '../../api/schema/v2.ts';
 import { buildCRD } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
@@ -251,6 +252,29 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
   }
 }
 
+/**
+ * An AITask on Deployment `name` of its own namespace that breaches while LOAD of `name` is
+ * over 1 (or `spec.trigger`'s threshold), evaluated every 10 s unless `spec` says otherwise.
+ */
+export function loadTask(
+  name: string,
+  remediation: v2.Spec['remediation'],
+  spec: Partial<v2.Spec> = {},
+): v2.AITask {
+  return {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name },
+    spec: {
+      target: { kind: 'Deployment', name },
+      trigger: { query: `max(${LOAD}{deployment="${name}"})`, threshold: 1 },
+      remediation,
+      intervalSeconds: 10,
+      ...spec,
+    },
+  };
+}
+
 /** What lies outside the attacker's namespace, as far as an attack could change it. */
 interface Outside {
   readonly nodes: string;
@@ -283,17 +307,12 @@ async function outside(stage: Stage): Promise<Outside> {
 export async function bystander(stage: Stage): Promise<(withinMs?: number) => Promise<void>> {
   await stage.alice.deployments.create(stage.alice.namespace, deployment('app', 1));
   stage.exporter.set(LOAD, { namespace: stage.alice.namespace, deployment: 'app' }, 1);
-  await stage.alice.tasks.create(stage.alice.namespace, {
-    apiVersion: 'aiops.example.com/v2',
-    kind: 'AITask',
-    metadata: { name: 'watch' },
-    spec: {
-      target: { kind: 'Deployment', name: 'app' },
-      trigger: { query: `max(${LOAD}{deployment="app"})`, threshold: 1000 },
-      remediation: { action: 'Noop' },
-      intervalSeconds: 10,
-    },
-  });
+  const watch = loadTask(
+    'app',
+    { action: 'Noop' },
+    { trigger: { query: `max(${LOAD}{deployment="app"})`, threshold: 1000 } },
+  );
+  await stage.alice.tasks.create(stage.alice.namespace, { ...watch, metadata: { name: 'watch' } });
   await eventually('alice watch observed', async () => {
     const t = await stage.alice.tasks.get(stage.alice.namespace, 'watch');
     return t.status?.observedGeneration === t.metadata.generation ? true : undefined;

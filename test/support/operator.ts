@@ -5,10 +5,10 @@
 // or killed with SIGKILL.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
+import { httpsCall } from './https-call.ts';
 import { operatorKubeconfig, refusals } from './operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -56,28 +56,6 @@ export interface OperatorProcessOptions {
    * bound to the aiops-metrics-reader ClusterRole). Default: plain HTTP.
    */
   readonly metrics?: { readonly token: string; readonly ca: string };
-}
-
-/** GETs `url` over HTTPS with `token`, trusting only `ca`; the status and body. */
-export function getSecure(
-  url: string,
-  ca: string,
-  token: string | undefined,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(
-      url,
-      { ca, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-  });
 }
 
 /**
@@ -171,9 +149,12 @@ export async function startOperatorProcess(
       let text: string;
       if (secure === undefined) text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       else {
-        const res = await getSecure(`https://127.0.0.1:${metricsPort}/metrics`, secure.ca, secure.token);
-        if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${res.body}`);
-        text = res.body;
+        const res = await httpsCall(metricsPort, '/metrics', {
+          ca: secure.ca,
+          headers: { Authorization: `Bearer ${secure.token}` },
+        });
+        if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${res.text}`);
+        text = res.text;
       }
       let sum = 0;
       for (const line of text.split('\n')) {
