@@ -4,6 +4,7 @@
 // over the byte budget is refused the same way while a small one passes beside it. The cap is
 // asserted on the webhook's own in-flight gauges (their highest value), never on timing.
 
+import { eventually } from '../test/harness/wait.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
@@ -112,8 +113,7 @@ function heldPost(port: number, body: Buffer): { answer: Promise<Answer>; finish
 
 /** Polls `ok` every 10 ms (at most 10 s): how the test waits for the server, without timing assertions. */
 async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(ok(), `timed out waiting for ${what}`);
+  await eventually(what, () => (ok() ? true : undefined), 10_000, 10);
 }
 
 async function server(opts: { maxConcurrentReviews: number; maxInFlightBytes: number }): Promise<{

@@ -3,6 +3,7 @@
 // time from the Deployment's creation to its Pod being Ready, and the RSS of the operator's
 // process as deployed (the bundled image), next to the same figures for a pod of the same
 // base image running only an idle Node HTTP server (the floor measured in the same run).
+import { eventually } from '../harness/wait.ts';
 import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { startCluster } from '../harness/cluster.ts';
 import { defaultBinDir } from '../harness/paths.ts';
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeMissing } from '../harness/real-node/node.ts';
-import { podProcesses, until } from '../real-node/support.ts';
+import { podProcesses } from '../real-node/support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const MiB = 1024 * 1024;
@@ -33,16 +34,20 @@ function nodeRss(uid: string): number {
 
 /** Creates → Ready time (ms, from the Pod's own timestamps) and the Pod of `selector` in `ns`. */
 async function readyPod(kubectl: Kubectl, ns: string, selector: string, t0: number) {
-  const pod = await until(`a Ready pod ${selector}`, () => {
-    const items = (
-      JSON.parse(kubectl(['get', 'pods', '-n', ns, '-l', selector, '-o', 'json'])) as { items: PodView[] }
-    ).items;
-    return items.find(
-      (p) =>
-        p.spec.nodeName === REAL_NODE_NAME &&
-        (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-    );
-  });
+  const pod = await eventually(
+    `a Ready pod ${selector}`,
+    () => {
+      const items = (
+        JSON.parse(kubectl(['get', 'pods', '-n', ns, '-l', selector, '-o', 'json'])) as { items: PodView[] }
+      ).items;
+      return items.find(
+        (p) =>
+          p.spec.nodeName === REAL_NODE_NAME &&
+          (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+    },
+    120_000,
+  );
   return { pod, ms: Date.now() - t0 };
 }
 

@@ -1,6 +1,7 @@
-// Polling with fail-fast: every readiness wait of the harness also watches the processes
-// started so far, so a component that crashes fails startup at once with its log tail
-// instead of a bare timeout.
+// Polling, one implementation for the harness and the tests: every readiness wait of the
+// harness also watches the processes started so far, so a component that crashes fails
+// startup at once with its log tail instead of a bare timeout; `eventually` is the same wait
+// for tests, with nothing to watch.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logTail, type Component } from './process.ts';
 
@@ -29,7 +30,7 @@ export async function exitedMessage(c: Component, status: string): Promise<strin
  */
 export async function waitFor<T>(
   what: string,
-  check: () => Promise<T | undefined>,
+  check: () => T | undefined | Promise<T | undefined>,
   opts: WaitOptions,
 ): Promise<T> {
   let lastError = '';
@@ -47,12 +48,26 @@ export async function waitFor<T>(
     }
     if (Date.now() >= opts.deadline) {
       const tails = await Promise.all(
-        opts.watch.map(async (c) => `--- ${c.name}:\n${await logTail(c.logPath, 10)}`),
+        opts.watch.map(async (c) => `\n--- ${c.name}:\n${await logTail(c.logPath, 10)}`),
       );
       throw new Error(
-        `timed out waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}\n${tails.join('\n')}`,
+        `timed out waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}${tails.join('')}`,
       );
     }
     await sleep(opts.intervalMs ?? 50);
   }
+}
+
+/**
+ * The tests' polling helper: `check` every `intervalMs` (default 200) until it returns a value
+ * other than undefined, which is returned; a throw counts as "not yet" and its message is kept
+ * for the error thrown after `timeoutMs` (default 60 s), which names `what`.
+ */
+export function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 60_000,
+  intervalMs = 200,
+): Promise<T> {
+  return waitFor(what, check, { deadline: Date.now() + timeoutMs, watch: [], intervalMs });
 }

@@ -8,6 +8,7 @@
 // granted. Then uninstall (Subscription and CSV deleted: the operator stops, AITasks and the
 // CRD stay). CordonNode is not run here: the real node is the only node, and the cordon cap
 // refuses to cordon every node; its rule (patch nodes) is in the permission comparison.
+import { eventually } from '../harness/wait.ts';
 import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -38,7 +39,7 @@ import {
   type Binding,
   type Rule,
 } from './olm-permissions.ts';
-import { isOperatorProcess, podProcesses, readmeShBlock, until, webDeployment } from './support.ts';
+import { isOperatorProcess, podProcesses, readmeShBlock, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -118,7 +119,7 @@ describe(
 
     it('the README Subscription installs the operator: CSV Succeeded, Pods Running on the real node from the image', async () => {
       kubectl(['apply', '-f', '-'], readmeSubscription());
-      await until(
+      await eventually(
         'an InstallPlan approved and complete',
         () => {
           const phase = kubectl(['get', 'installplan', '-n', NS, '-o', 'jsonpath={.items[0].status.phase}']);
@@ -127,10 +128,14 @@ describe(
         300_000,
       );
       await stableSucceeded();
-      const pods = await until('two operator Pods Ready on the real node', () => {
-        const ps = operatorPods();
-        return ps.length === 2 && ps.every(readyOnNode) ? ps : undefined;
-      });
+      const pods = await eventually(
+        'two operator Pods Ready on the real node',
+        () => {
+          const ps = operatorPods();
+          return ps.length === 2 && ps.every(readyOnNode) ? ps : undefined;
+        },
+        120_000,
+      );
       for (const p of pods) assert.ok(podProcesses(p.metadata.uid).some((x) => isOperatorProcess(x.cmdline)));
     });
 
@@ -215,8 +220,10 @@ describe(
         metadata: { name: 'legacy', namespace: 'shop' },
         spec: { target: 'web', threshold: 75, action: 'Noop', interval: '45s' },
       };
-      await until("a v1alpha1 create through OLM's Service", () =>
-        kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+      await eventually(
+        "a v1alpha1 create through OLM's Service",
+        () => kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+        120_000,
       );
       const v1 = JSON.parse(
         kubectl(['get', 'aitasks.v1.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
@@ -226,7 +233,7 @@ describe(
         kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
       ) as { spec: { trigger: { threshold: number } }; status?: { phase?: string } };
       assert.equal(v2.spec.trigger.threshold, 0.75);
-      await until(
+      await eventually(
         'the operator OLM runs to reconcile it',
         () =>
           (
@@ -234,6 +241,7 @@ describe(
               kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'json']),
             ) as { status?: { phase?: string } }
           ).status?.phase,
+        120_000,
       );
     });
 
@@ -255,7 +263,7 @@ describe(
         '-p',
         JSON.stringify({ spec: { config } }),
       ]);
-      await until(
+      await eventually(
         'OLM to roll the operator out with the setting',
         () => {
           const env = kubectl([
@@ -276,7 +284,7 @@ describe(
       kubectl(['apply', '-n', 'heal', '-f', '-'], JSON.stringify(webDeployment(2)));
       exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.95);
       kubectl(['apply', '-f', '-'], JSON.stringify(healTask('ScaleUp')));
-      await until(
+      await eventually(
         'three real web Pods after the ScaleUp',
         () => (webPods().filter(readyOnNode).length === 3 ? true : undefined),
         180_000,
@@ -290,7 +298,7 @@ describe(
       );
       kubectl(['apply', '-f', '-'], JSON.stringify(healTask('RestartPod')));
       exporter.set('shop_load', { namespace: 'heal', deployment: 'web' }, 0.95);
-      await until(
+      await eventually(
         'one web Pod evicted and replaced',
         () => {
           const now = webPods().filter(readyOnNode);
@@ -315,18 +323,30 @@ describe(
     it('uninstall: deleting the Subscription and CSV stops the operator; the AITasks and the CRD stay', async () => {
       kubectl(['delete', 'subscription', 'aiops-operator', '-n', NS]);
       kubectl(['delete', 'csv', CSV, '-n', NS]);
-      await until('the operator Pods gone', () => (operatorPods().length === 0 ? true : undefined));
+      await eventually(
+        'the operator Pods gone',
+        () => (operatorPods().length === 0 ? true : undefined),
+        120_000,
+      );
       assert.match(kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'name']), /aitasks/);
       assert.match(
         kubectl(['get', 'aitasks.v2.aiops.example.com', 'legacy', '-n', 'shop', '-o', 'name']),
         /legacy/,
       );
       // OLM takes the gone operator's webhook out of the CRD, so the AITasks stay readable.
-      await until('OLM to set the CRD conversion to None', () =>
-        kubectl(['get', 'crd', 'aitasks.aiops.example.com', '-o', 'jsonpath={.spec.conversion.strategy}']) ===
-        'None'
-          ? true
-          : undefined,
+      await eventually(
+        'OLM to set the CRD conversion to None',
+        () =>
+          kubectl([
+            'get',
+            'crd',
+            'aitasks.aiops.example.com',
+            '-o',
+            'jsonpath={.spec.conversion.strategy}',
+          ]) === 'None'
+            ? true
+            : undefined,
+        120_000,
       );
     });
   },

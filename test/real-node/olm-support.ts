@@ -3,8 +3,8 @@
 // to Pending/NeedsReinstall once or twice first), with OLM's state in the error when it never
 // gets there, the AITask CRD's versions as OLM left them, and the conditions the operator
 // reported in its OperatorCondition as OLM copied them to status.
+import { eventually } from '../harness/wait.ts';
 import { type Kubectl } from '../harness/kubectl.ts';
-import { until } from './support.ts';
 
 /** The OLM views of one install namespace, read through `kubectl`. */
 export function olmViews(kubectl: Kubectl, namespace: string) {
@@ -43,7 +43,7 @@ export function olmViews(kubectl: Kubectl, namespace: string) {
     /** Waits until `csv` has been Succeeded for 10 s in a row (deadline `ms`, default 420 000). */
     stableSucceeded: async (csv: string, ms = 420_000): Promise<void> => {
       let since: number | undefined;
-      await until(
+      await eventually(
         `${csv} Succeeded and stable for 10 s`,
         () => {
           if (csvPhase(csv) !== 'Succeeded') return (since = undefined);
@@ -77,7 +77,7 @@ export function olmViews(kubectl: Kubectl, namespace: string) {
         ) as { conditions?: { type: string; status: string; reason: string }[] };
         return (status.conditions ?? []).map((c) => `${c.type}=${c.status}:${c.reason}`).sort();
       };
-      await until(
+      await eventually(
         `${csv}'s OperatorCondition to show ${expected.join(', ')}`,
         () => ((seen = read()).join() === expected.join() ? true : undefined),
         60_000,

@@ -13,6 +13,7 @@
 // storage version, so the current build tagged v0.2.0 stands in for it; what differs
 // between the two releases is their bundle (CSV, CRD, upgrade edge), which is what OLM
 // upgrades and what this test checks.
+import { eventually } from '../harness/wait.ts';
 import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -41,7 +42,6 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { until } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -219,8 +219,10 @@ describe(
         },
       ];
       for (const t of tasks)
-        await until(`create ${t.metadata.name} at ${t.apiVersion}`, () =>
-          kubectl(['apply', '-f', '-'], JSON.stringify(t)),
+        await eventually(
+          `create ${t.metadata.name} at ${t.apiVersion}`,
+          () => kubectl(['apply', '-f', '-'], JSON.stringify(t)),
+          120_000,
         );
       for (const t of tasks)
         for (const v of VERSIONS)
@@ -293,8 +295,10 @@ describe(
         failed.length <= 3,
         `${failed.length} of ${samples} reads needing conversion failed during the upgrade (the README says one to three): ${[...why].map(([c, n]) => `${n}× ${c}`).join('; ')}`,
       );
-      await until(`${csvName(previous.version)} replaced and removed`, () =>
-        olm.csvPhase(csvName(previous.version)) === undefined ? true : undefined,
+      await eventually(
+        `${csvName(previous.version)} replaced and removed`,
+        () => (olm.csvPhase(csvName(previous.version)) === undefined ? true : undefined),
+        120_000,
       );
       assert.equal(deployedImage(), operatorImage(current.version));
       assert.deepEqual(olm.crdVersions(), [
@@ -319,7 +323,7 @@ describe(
         catalogOf(join(dir, 'unsafe'), [...RELEASES, UNSAFE], new Map([[UNSAFE.version, blob]])),
       );
       stoppers.push(() => next.stop());
-      const failed = await until(
+      const failed = await eventually(
         `OLM to refuse ${csvName(UNSAFE.version)}`,
         () => {
           const plans = JSON.parse(kubectl(['get', 'installplan', '-n', NS, '-o', 'json'])) as {
@@ -340,13 +344,14 @@ describe(
       assert.match(failed, /v1/, failed);
       assert.match(failed, /stored version|storedVersions|data loss/i, failed);
       // The running release says a migration is due, and OLM holds its successor on that.
-      await until(
+      await eventually(
         `OLM to hold ${csvName(UNSAFE.version)} on ${csvName(current.version)}'s Upgradeable=False`,
         () =>
           kubectl(['get', 'csv', csvName(UNSAFE.version), '-n', NS, '-o', 'jsonpath={.status.reason}']) ===
           'OperatorConditionNotUpgradeable'
             ? true
             : undefined,
+        120_000,
       );
       // OLM has created the new CSV (held, as above) and marked the running one Replacing,
       // but never got to the CRD or the Deployment: the operator is untouched.
@@ -381,10 +386,14 @@ describe(
           },
         }),
       );
-      await until('the running operator to reconcile a new AITask', () => {
-        const t = get('v2', 'shop', 'after-refusal') as Task & { status?: { phase?: string } };
-        return t.status?.phase;
-      });
+      await eventually(
+        'the running operator to reconcile a new AITask',
+        () => {
+          const t = get('v2', 'shop', 'after-refusal') as Task & { status?: { phase?: string } };
+          return t.status?.phase;
+        },
+        120_000,
+      );
       allUnchanged();
       await next.stop();
     });

@@ -6,6 +6,7 @@
 // conversion, configured by OLM, answers through them (an AITask created at v1alpha1 reads at
 // v1 and v2). The machine is left as it was found. In test/real-node/ so it runs one at a time
 // with the other real-node suites.
+import { eventually } from '../harness/wait.ts';
 import { kubectlWith } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -20,7 +21,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
-import { machineSnapshot, readmeShBlock, until } from './support.ts';
+import { machineSnapshot, readmeShBlock } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -76,12 +77,15 @@ describe(
         const olm = olmViews(kubectl, OPERATORS_NAMESPACE);
         // The block's own check line, as typed, until it shows the promised outcome.
         const typedCheck = `eval "$(npm run -s cluster -- env)"\n${check[0]}`;
-        await until(`"${check[0]}" to show ${CSV} Succeeded`, () =>
-          new RegExp(`^${CSV.replaceAll('.', '\\.')}\\s.*\\sSucceeded\\s*$`, 'm').test(
-            bash(typedCheck, 60_000),
-          )
-            ? true
-            : undefined,
+        await eventually(
+          `"${check[0]}" to show ${CSV} Succeeded`,
+          () =>
+            new RegExp(`^${CSV.replaceAll('.', '\\.')}\\s.*\\sSucceeded\\s*$`, 'm').test(
+              bash(typedCheck, 60_000),
+            )
+              ? true
+              : undefined,
+          120_000,
         ).catch((err: unknown) => {
           throw new Error(`${(err as Error).message}\nOLM's state: ${olm.csvPhase(CSV) ?? 'no CSV'}`, {
             cause: err,
@@ -124,8 +128,10 @@ describe(
           metadata: { name: 'legacy', namespace: 'readme' },
           spec: { target: 'web', threshold: 75, action: 'Noop', interval: '45s' },
         };
-        await until('a v1alpha1 create through the operator on the real node', () =>
-          kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+        await eventually(
+          'a v1alpha1 create through the operator on the real node',
+          () => kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+          120_000,
         );
         const v1 = JSON.parse(
           kubectl(['get', 'aitasks.v1.aiops.example.com', 'legacy', '-n', 'readme', '-o', 'json']),

@@ -3,6 +3,7 @@
 // the real node's toleration and where Prometheus is), real pods healed by it, leader
 // failover after kill -9, and a network that never leaves the machine. One cluster of its
 // own (no kwok nodes) for the whole file: a machine runs one real node at a time.
+import { eventually } from '../harness/wait.ts';
 import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -25,7 +26,7 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { inNode } from '../harness/real-node/network.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { isOperatorProcess, machineSnapshot, podProcesses, until, webDeployment } from './support.ts';
+import { isOperatorProcess, machineSnapshot, podProcesses, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -76,10 +77,14 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     p.status.phase === 'Running' &&
     (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const runningOnNode = (ns: string, selector: string, n: number): Promise<PodView[]> =>
-    until(`${n} Ready pods ${selector} in ${ns}`, () => {
-      const ps = pods(ns, selector).filter((p) => ready(p) && p.spec.nodeName === REAL_NODE_NAME);
-      return ps.length === n && pods(ns, selector).length === n ? ps : undefined;
-    });
+    eventually(
+      `${n} Ready pods ${selector} in ${ns}`,
+      () => {
+        const ps = pods(ns, selector).filter((p) => ready(p) && p.spec.nodeName === REAL_NODE_NAME);
+        return ps.length === n && pods(ns, selector).length === n ? ps : undefined;
+      },
+      120_000,
+    );
 
   before(async () => {
     before0 = machineSnapshot();
@@ -143,7 +148,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     ]);
     assert.doesNotMatch(resolv, /nameserver/, 'pods get no nameserver');
     const clusterIP = kubectl(['get', 'svc', 'web', '-n', APP_NS, '-o', 'jsonpath={.spec.clusterIP}']);
-    const body = await until('the Service to answer', () => get(`http://${clusterIP}/`));
+    const body = await eventually('the Service to answer', () => get(`http://${clusterIP}/`), 120_000);
     assert.equal(body, 'demo-web\n');
   });
 
@@ -185,7 +190,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     const secret = JSON.parse(
       kubectl(['-n', NS, 'get', 'secret', 'aiops-webhook-service-cert', '-o', 'json']),
     ) as { data: Record<string, string> };
-    const crdCA = await until(
+    const crdCA = await eventually(
       'the CRD caBundle',
       () =>
         kubectl([
@@ -195,6 +200,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
           '-o',
           'jsonpath={.spec.conversion.webhook.clientConfig.caBundle}',
         ]) || undefined,
+      120_000,
     );
     assert.ok(Object.values(secret.data).includes(crdCA), 'the CRD trusts the CA in the operator Secret');
     assert.deepEqual(
@@ -215,8 +221,10 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       metadata: { name: 'old-style', namespace: APP_NS },
       spec: { target: 'web', threshold: 90, action: 'Noop', interval: '30s' },
     };
-    await until('a v1alpha1 create through the webhook', () =>
-      kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+    await eventually(
+      'a v1alpha1 create through the webhook',
+      () => kubectl(['apply', '-f', '-'], JSON.stringify(task)),
+      120_000,
     );
     const v1 = JSON.parse(
       kubectl(['get', 'aitasks.v1.aiops.example.com', 'old-style', '-n', APP_NS, '-o', 'json']),
@@ -236,22 +244,28 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     kubectl(['apply', '-f', '-'], JSON.stringify(task('RestartPod')));
     exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
     const uids = new Set(before1.map((p) => p.metadata.uid));
-    const after1 = await until('a replaced pod', () => {
-      const now = pods(APP_NS, 'app=web').filter(ready);
-      return now.length === 2 &&
-        now.some((p) => !uids.has(p.metadata.uid)) &&
-        now.filter((p) => uids.has(p.metadata.uid)).length === 1
-        ? now
-        : undefined;
-    });
+    const after1 = await eventually(
+      'a replaced pod',
+      () => {
+        const now = pods(APP_NS, 'app=web').filter(ready);
+        return now.length === 2 &&
+          now.some((p) => !uids.has(p.metadata.uid)) &&
+          now.filter((p) => uids.has(p.metadata.uid)).length === 1
+          ? now
+          : undefined;
+      },
+      120_000,
+    );
     const fresh = after1.find((p) => !uids.has(p.metadata.uid));
     assert.ok(
       fresh && podProcesses(fresh.metadata.uid).some((p) => p.cmdline.includes('httpd')),
       'the replacement runs a new httpd',
     );
     exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
-    await until('the RestartPod decision recorded as executed', () =>
-      lastDecision().executed === true ? true : undefined,
+    await eventually(
+      'the RestartPod decision recorded as executed',
+      () => (lastDecision().executed === true ? true : undefined),
+      120_000,
     );
 
     kubectl(['apply', '-f', '-'], JSON.stringify(task('ScaleUp')));
@@ -280,7 +294,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
           items: { spec: { holderIdentity?: string; leaseTransitions?: number } }[];
         }
       ).items[0]?.spec ?? {};
-    const leader0 = await until('a leader', () => lease().holderIdentity);
+    const leader0 = await eventually('a leader', () => lease().holderIdentity, 120_000);
     const leaderPod = pods(NS, 'app.kubernetes.io/name=aiops-operator').find((p) =>
       leader0.startsWith(p.metadata.name),
     );
@@ -295,7 +309,7 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     );
     process.kill(proc.pid, 'SIGKILL');
     const t0 = Date.now();
-    const leader1 = await until(
+    const leader1 = await eventually(
       'a new leader',
       () => {
         const h = lease().holderIdentity;
@@ -306,14 +320,18 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     const took = Date.now() - t0;
     assert.ok(took < 30_000, `standby took over in ${took} ms (lease 15 s + renew)`);
     assert.notEqual(leader1, leader0);
-    await until('the kubelet to restart the killed container', () => {
-      const p = pods(NS, 'app.kubernetes.io/name=aiops-operator').find(
-        (x) => x.metadata.uid === leaderPod.metadata.uid,
-      );
-      return (p?.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts0 && p && ready(p)
-        ? true
-        : undefined;
-    });
+    await eventually(
+      'the kubelet to restart the killed container',
+      () => {
+        const p = pods(NS, 'app.kubernetes.io/name=aiops-operator').find(
+          (x) => x.metadata.uid === leaderPod.metadata.uid,
+        );
+        return (p?.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts0 && p && ready(p)
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
     assert.deepEqual(actionEvents(), decisionsBefore, 'no action repeated by the new leader');
   });
 
@@ -327,7 +345,11 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       kubectl(['get', 'node', REAL_NODE_NAME, '-o', 'jsonpath={.spec.unschedulable}']).trim() === 'true';
     kubectl(['apply', '-f', '-'], JSON.stringify(task('CordonNode')));
     exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
-    await until('the real node cordoned by web-heal', () => (unschedulable() ? true : undefined));
+    await eventually(
+      'the real node cordoned by web-heal',
+      () => (unschedulable() ? true : undefined),
+      120_000,
+    );
     exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.2);
     kubectl(['delete', 'aitask', 'web-heal', '-n', APP_NS, '--wait=true', '--timeout=60s']);
     assert.equal(unschedulable(), false, "the finalizer lifted web-heal's cordon");

@@ -4,31 +4,9 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-node/host-state.ts';
 import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
 import { CGROUP_ROOT, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
-
-/** Polls `check` every 250 ms until it returns a value other than undefined (default 120 s). */
-export async function until<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  ms = 120_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = '';
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
-    await sleep(250);
-  }
-}
 
 /** True for the operator's process as the image's entrypoint starts it: `node [flags] dist/operator.mjs [args]`. */
 export function isOperatorProcess(cmdline: string): boolean {

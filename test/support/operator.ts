@@ -179,23 +179,5 @@ export async function startOperatorProcess(
   };
 }
 
-/** Polls `check` every 200 ms until it returns a value other than undefined, or throws after `timeoutMs` (default 60 s). */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** The tests' polling helper (test/harness/wait.ts), here where the tests that start operators find it. */
+export { eventually } from '../harness/wait.ts';
