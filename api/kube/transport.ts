@@ -22,6 +22,7 @@ import {
   type CredentialSource,
 } from './credentials.ts';
 import { apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
+import { applyOverrides, hasOverrides, type ConnectionOverrides } from './overrides.ts';
 
 /** This build's version: the newest release, which is package.json's version (api/releases.ts). */
 const VERSION = RELEASES.at(-1)?.version ?? '0.0.0';
@@ -60,6 +61,12 @@ export interface TransportOptions {
   readonly timeoutMs?: number;
   /** User-Agent header of every request (default OPERATOR_USER_AGENT). */
   readonly userAgent?: string;
+  /**
+   * kubectl's connection and impersonation flags (`--server`, `--token`, `--user`, `--as`, …),
+   * applied over the kubeconfig with client-go's precedence (overrides.ts); create() throws
+   * their OverrideError when they do not fit it. Default none.
+   */
+  readonly overrides?: ConnectionOverrides;
   /**
    * Called once per request with its final answer (after the one 401 retry), and once per
    * stream when the server answers it: how rest_client_requests_total is kept (default none).
@@ -132,6 +139,31 @@ export class KubeTransport {
         throw new KubeConfigError(`context "${opts.context}" does not exist in the kubeconfig`);
       kc.setCurrentContext(opts.context);
     }
+    const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+    let impersonation: http.OutgoingHttpHeaders = {};
+    let staticToken = false;
+    if (opts.overrides !== undefined && hasOverrides(opts.overrides)) {
+      const effective = applyOverrides(
+        {
+          clusters: kc.getClusters(),
+          users: kc.getUsers(),
+          context: kc.getContextObject(kc.getCurrentContext()) ?? undefined,
+        },
+        opts.overrides,
+      );
+      kc.loadFromOptions({
+        clusters: [effective.cluster],
+        users: [effective.user],
+        contexts: [
+          { name: 'effective', cluster: effective.cluster.name, user: effective.user.name, namespace },
+        ],
+        currentContext: 'effective',
+      });
+      impersonation = Object.fromEntries(
+        Object.entries(effective.headers).map(([k, v]) => [k, typeof v === 'string' ? v : [...v]]),
+      );
+      staticToken = effective.staticToken;
+    }
     const cluster = kc.getCurrentCluster();
     if (!cluster)
       throw new KubeConfigError('no current cluster in the kubeconfig (set a context or KUBECONFIG)');
@@ -139,15 +171,20 @@ export class KubeTransport {
     let credentials: CredentialSource | undefined;
     try {
       await kc.applyToHTTPSOptions(requestOptions);
-      const headers = { ...(requestOptions.headers as Record<string, string> | undefined) };
-      credentials = credentialSource(kc.getCurrentUser(), kubeconfigFiles(opts.kubeconfig));
+      const headers = { ...(requestOptions.headers as http.OutgoingHttpHeaders | undefined) };
+      credentials = staticToken
+        ? undefined
+        : credentialSource(kc.getCurrentUser(), kubeconfigFiles(opts.kubeconfig));
       if (credentials !== undefined) delete headers['Authorization'];
-      requestOptions.headers = { ...headers, 'User-Agent': opts.userAgent ?? OPERATOR_USER_AGENT };
+      requestOptions.headers = {
+        ...headers,
+        ...impersonation,
+        'User-Agent': opts.userAgent ?? OPERATOR_USER_AGENT,
+      };
     } catch (err) {
       throw new KubeConfigError(`cannot load credentials: ${(err as Error).message}`);
     }
     requestOptions.agent = keepAlive(requestOptions.agent);
-    const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
     return new KubeTransport(
       cluster.server.replace(/\/+$/, ''),
       namespace,
@@ -309,8 +346,8 @@ export class KubeTransport {
     const url = new URL(this.server + opts.path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = {
-      ...(this.#options.headers as Record<string, string> | undefined),
+    const headers: http.OutgoingHttpHeaders = {
+      ...(this.#options.headers as http.OutgoingHttpHeaders | undefined),
       Accept: 'application/json',
     };
     if (authorization !== undefined) headers['Authorization'] = authorization;
