@@ -3,7 +3,7 @@
 // Its own module so that program.ts (which builds the context) and commands/*.ts (which use
 // it) both depend on it instead of on each other.
 
-import type { GlobalOptions, OutputFormat } from './flags.ts';
+import type { GlobalOptions, Output, OutputFormat } from './flags.ts';
 import type { Palette } from './format.ts';
 import type { Session } from './session.ts';
 
@@ -20,7 +20,14 @@ export interface Io {
 /** Everything a command body gets: validated globals, styling, and a lazily opened session. */
 export interface CommandContext {
   readonly io: Io;
+  /** `-o` (`jsonpath` for both JSONPath forms). */
   readonly format: OutputFormat;
+  /** `-o` as parsed, with the JSONPath template. */
+  readonly output: Output;
+  /** Whether `-o` asks for a document (json, yaml, jsonpath): print it with printDoc. */
+  readonly machine: boolean;
+  /** Writes `doc` as `-o` asks (JSON, YAML or the JSONPath template's output). */
+  printDoc(doc: unknown): void;
   readonly namespace: string | undefined;
   readonly pal: Palette;
   readonly globals: GlobalOptions;

@@ -9,6 +9,7 @@ import {
   ServerError,
   UnauthorizedError,
 } from '../api/kube/errors.ts';
+import { OverrideError } from '../api/kube/overrides.ts';
 
 /** Exit codes of `kubectl aiops` (README "Exit codes"). */
 export const ExitCode = {
@@ -98,6 +99,8 @@ export function describeError(
       exitCode: ExitCode.Error,
       internal: false,
     };
+  if (err instanceof OverrideError)
+    return { message: err.message, exitCode: ExitCode.Error, internal: false };
   if (err instanceof Error && err.name === 'KubeConfigError')
     return {
       message: `${err.message} (pass --kubeconfig or set KUBECONFIG)`,

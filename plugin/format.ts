@@ -7,6 +7,9 @@
 import Table from 'cli-table3';
 import { dump } from 'js-yaml';
 import { toYaml } from '../api/yaml.ts';
+import { CliError } from './errors.ts';
+import type { Output } from './flags.ts';
+import { executeJsonPath, JsonPathEvalError } from './jsonpath.ts';
 
 /** Age as kubectl prints it: `45s`, `12m`, `5h3m`, `3d4h`, `400d`. `<unknown>` for a bad time. */
 export function age(from: string | undefined, now: Date): string {
@@ -169,4 +172,30 @@ export function yamlDoc(value: unknown): string {
   return HIDDEN.test(doc.replace(/[\n\t]/g, ''))
     ? dump(value, { lineWidth: -1, noRefs: true, forceQuotes: true, quoteStyle: 'double' })
     : doc;
+}
+
+/** Whether `output` prints a document (json, yaml, jsonpath) rather than text or names. */
+export function isDocumentFormat(output: Output): boolean {
+  return output.format === 'json' || output.format === 'yaml' || output.format === 'jsonpath';
+}
+
+/**
+ * `doc` in the document format of `output`: JSON, YAML, or the JSONPath template applied to
+ * the document `-o json` prints (no newline added, as kubectl). A template that fails on it
+ * throws CliError (exit 1) with kubectl's "error executing jsonpath". Text formats get JSON.
+ */
+export function renderDocument(output: Output, doc: unknown): string {
+  if (output.format === 'yaml') return yamlDoc(doc);
+  if (output.format !== 'jsonpath') return jsonDoc(doc);
+  const json = JSON.stringify(doc) as string | undefined;
+  const data: unknown = json === undefined ? null : JSON.parse(json);
+  try {
+    return executeJsonPath(output.template, data, output.asJson);
+  } catch (err) {
+    if (err instanceof JsonPathEvalError)
+      throw new CliError(
+        `error executing jsonpath ${JSON.stringify(output.template.source)}: ${err.message}`,
+      );
+    throw err;
+  }
 }

@@ -8,13 +8,13 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { describeError, ExitCode, type ErrorContext } from './errors.ts';
 import {
   COLOR_MODES,
-  OUTPUT_FORMATS,
+  connectionOverrides,
   parseOutput,
   parseRequestTimeout,
   useColor,
   type GlobalOptions,
 } from './flags.ts';
-import { palette, terminalSafe, visible } from './format.ts';
+import { isDocumentFormat, palette, renderDocument, terminalSafe, visible } from './format.ts';
 import { EXAMPLES, EXIT_CODES_HELP } from './help.ts';
 import type { CommandBody, CommandContext, Io } from './context.ts';
 import type { Session } from './session.ts';
@@ -40,13 +40,29 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .option('-n, --namespace <namespace>', "namespace of the AITask (default: the context's namespace)")
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context to use (default: current-context)')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS).default('table'))
+    .option(
+      '-o, --output <format>',
+      'output format: table, wide, json, yaml, name (describe, explain-phase), jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE',
+      'table',
+    )
     .option('--request-timeout <duration>', 'timeout of each API request, e.g. 10s, 1m; 0 means none', '30s')
     .addOption(
       new Option('--color <when>', 'colour output: auto (on a terminal), always, never; NO_COLOR wins')
         .choices(COLOR_MODES)
         .default('auto'),
     )
+    .option('-s, --server <url>', "apiserver URL, instead of the kubeconfig cluster's")
+    .option('--cluster <name>', "kubeconfig cluster to use (default: the context's)")
+    .option('--user <name>', "kubeconfig user to use (default: the context's)")
+    .option('--token <token>', "bearer token for the apiserver, instead of the user's credentials")
+    .option('--certificate-authority <file>', 'CA certificate file to verify the apiserver with')
+    .option('--insecure-skip-tls-verify', "do not verify the apiserver's certificate (insecure)")
+    .option('--tls-server-name <name>', "name to verify the apiserver's certificate against")
+    .option('--client-certificate <file>', 'client certificate file for TLS')
+    .option('--client-key <file>', 'client key file for TLS')
+    .option('--as <user>', 'user to impersonate for every request (a name or system:serviceaccount:NS:NAME)')
+    .option('--as-group <group>', 'group to impersonate; repeat for more', collect, [])
+    .option('--as-uid <uid>', 'UID to impersonate')
     .addHelpText('after', `\n${EXIT_CODES_HELP}`);
 
   const runner = (load: () => Promise<CommandBody>) =>
@@ -57,7 +73,7 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
         .flatMap((a) =>
           typeof a === 'string' ? [a] : Array.isArray(a) ? a.filter((x) => typeof x === 'string') : [],
         );
-      const ctx = makeContext(io, globals, state.errorContext);
+      const ctx = makeContext(io, globals, state.errorContext, this.name());
       const body = await load();
       state.exitCode = await body(ctx, args, this.opts());
     };
@@ -147,6 +163,10 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
   return program;
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 function pageSize(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 5000)
@@ -164,19 +184,30 @@ function guarded(io: Io, colour: boolean): Io {
   };
 }
 
-function makeContext(io: Io, globals: GlobalOptions, errorContext: ErrorContext): CommandContext {
+function makeContext(
+  io: Io,
+  globals: GlobalOptions,
+  errorContext: ErrorContext,
+  command: string,
+): CommandContext {
   const timeoutMs = parseRequestTimeout(globals.requestTimeout);
   const color = useColor(globals.color, io.isTTY, io.env);
+  const output = parseOutput(globals.output, command);
+  const overrides = connectionOverrides(globals);
+  const out = guarded(io, color);
   let session: Promise<Session> | undefined;
   return {
-    io: guarded(io, color),
-    format: parseOutput(globals.output),
+    io: out,
+    format: output.format,
+    output,
+    machine: isDocumentFormat(output),
+    printDoc: (doc) => out.out(renderDocument(output, doc)),
     namespace: globals.namespace,
     pal: palette(color),
     globals,
     session() {
       session ??= import('./session.ts').then(async (m) => {
-        const s = await m.openSession(globals, timeoutMs);
+        const s = await m.openSession(globals, timeoutMs, overrides);
         errorContext.server = s.transport.server;
         return s;
       });

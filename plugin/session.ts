@@ -4,6 +4,7 @@
 
 import { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
+import type { ConnectionOverrides } from '../api/kube/overrides.ts';
 import { KubeTransport, PLUGIN_USER_AGENT } from '../api/kube/transport.ts';
 import { CRD_NAME, GROUP } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -18,11 +19,20 @@ export interface Session {
   readonly tasks: AITaskClient;
 }
 
-/** Loads the kubeconfig (`--kubeconfig`, `--context`) and resolves the namespace. No request is sent. */
-export async function openSession(g: GlobalOptions, timeoutMs: number): Promise<Session> {
+/**
+ * Loads the kubeconfig (`--kubeconfig`, `--context`), applies the connection and
+ * impersonation flags over it (`overrides`, as kubectl does) and resolves the namespace. No
+ * request is sent.
+ */
+export async function openSession(
+  g: GlobalOptions,
+  timeoutMs: number,
+  overrides: ConnectionOverrides = {},
+): Promise<Session> {
   const transport = await KubeTransport.create({
     ...(g.kubeconfig !== undefined ? { kubeconfig: g.kubeconfig } : {}),
     ...(g.context !== undefined ? { context: g.context } : {}),
+    overrides,
     timeoutMs,
     userAgent: PLUGIN_USER_AGENT,
   });

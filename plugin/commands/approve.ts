@@ -13,7 +13,7 @@ import { ConflictError, ForbiddenError } from '../../api/kube/errors.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
 import { checkApproval, type ApprovalPlan, type LiveDeployment } from '../approval-plan.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
-import { jsonDoc, visibleDeep, yamlDoc } from '../format.ts';
+import { visibleDeep } from '../format.ts';
 import { Resources } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
@@ -70,12 +70,12 @@ export async function approve(
     await liveTarget(s, targetNs, targetName),
     wanted,
   );
-  const machine = ctx.format === 'json' || ctx.format === 'yaml';
+  const machine = ctx.machine;
   if (check.plan === undefined) throw new RefusedError(check.refusal);
   const plan = check.plan;
   const print = (approved: boolean): void => {
     const doc = { name, namespace: ns, approved, decision: plan };
-    if (machine) ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+    if (machine) ctx.printDoc(doc);
     else ctx.io.out(renderPlan(plan));
   };
   if (check.refusal !== undefined) {

@@ -3,7 +3,7 @@
 // protocol (one candidate per line, `value<TAB>description`, then `:<directive>`).
 
 import type { Command, Option } from 'commander';
-import { COLOR_MODES, OUTPUT_FORMATS, type GlobalOptions } from '../flags.ts';
+import { COLOR_MODES, connectionOverrides, OUTPUT_FORMATS, type GlobalOptions } from '../flags.ts';
 import { ExitCode } from '../errors.ts';
 import type { CommandContext } from '../context.ts';
 
@@ -35,27 +35,55 @@ function findOption(cmds: readonly Command[], word: string): Option | undefined 
 function scan(program: Command, words: readonly string[]) {
   let sub: Command | undefined;
   const positionals: string[] = [];
-  const flags: Record<string, string> = {};
+  const flags: Record<string, string[]> = {};
+  const set = (o: Option, value: string): void => {
+    (flags[o.attributeName()] ??= []).push(value);
+  };
   for (let i = 0; i < words.length; i++) {
     const w = words[i] ?? '';
     const cmds = sub ? [sub, program] : [program];
     if (w.startsWith('-')) {
       const o = findOption(cmds, w);
-      if (o?.required && !w.includes('=')) flags[o.attributeName()] = words[++i] ?? '';
-      else if (o?.required) flags[o.attributeName()] = w.slice(w.indexOf('=') + 1);
+      if (o?.required && !w.includes('=')) set(o, words[++i] ?? '');
+      else if (o?.required) set(o, w.slice(w.indexOf('=') + 1));
+      else if (o !== undefined && !o.optional) set(o, 'true');
     } else if (sub === undefined) sub = program.commands.find((c) => c.name() === w);
     else positionals.push(w);
   }
   return { sub, positionals, flags };
 }
 
-async function names(flags: Record<string, string>, what: 'aitasks' | 'namespaces'): Promise<string[]> {
-  const { openSession } = await import('../session.ts');
+/** The connection flags typed so far, so completion asks the cluster the command would. */
+function connection(flags: Record<string, string[]>): GlobalOptions {
   const g: GlobalOptions = { output: 'table', requestTimeout: '5s', color: 'never' };
-  if (flags['kubeconfig']) g.kubeconfig = flags['kubeconfig'];
-  if (flags['context']) g.context = flags['context'];
-  if (flags['namespace']) g.namespace = flags['namespace'];
-  const s = await openSession(g, 5000);
+  const last = (k: string): string | undefined => flags[k]?.at(-1) || undefined;
+  for (const k of [
+    'kubeconfig',
+    'context',
+    'namespace',
+    'server',
+    'cluster',
+    'user',
+    'token',
+    'certificateAuthority',
+    'tlsServerName',
+    'clientCertificate',
+    'clientKey',
+    'as',
+    'asUid',
+  ] as const) {
+    const v = last(k);
+    if (v !== undefined) g[k] = v;
+  }
+  if (flags['insecureSkipTlsVerify']) g.insecureSkipTlsVerify = true;
+  if (flags['asGroup']) g.asGroup = flags['asGroup'];
+  return g;
+}
+
+async function names(flags: Record<string, string[]>, what: 'aitasks' | 'namespaces'): Promise<string[]> {
+  const { openSession } = await import('../session.ts');
+  const g = connection(flags);
+  const s = await openSession(g, 5000, connectionOverrides(g));
   const list =
     what === 'aitasks'
       ? await s.tasks.list(s.namespace, { limit: 500 })
@@ -78,7 +106,8 @@ export async function complete(program: Command, words: readonly string[]): Prom
   try {
     if (prevOption?.required) {
       const long = prevOption.long ?? '';
-      if (long === '--kubeconfig') return `:${Directive.Default}\n`;
+      if (['--kubeconfig', '--certificate-authority', '--client-certificate', '--client-key'].includes(long))
+        return `:${Directive.Default}\n`;
       if (long === '--namespace' || long === '--lease-namespace')
         return answer(await names(flags, 'namespaces'));
       return answer(VALUE_CHOICES[long] ?? []);

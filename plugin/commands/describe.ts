@@ -14,7 +14,7 @@ import {
 } from '../describe-view.ts';
 import { renderDescribe } from '../describe-text.ts';
 import { ExitCode, UsageError } from '../errors.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { resourceName } from '../flags.ts';
 import { Resources, type DeploymentLike, type KubeEventLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, listTasks, type Session } from '../session.ts';
@@ -70,13 +70,16 @@ export async function describe(
   const tasks =
     name !== undefined ? [await getTask(s, s.namespace, name)] : await listTasks(s, s.namespace, all);
   const views = await Promise.all(tasks.map((t) => viewOf(s, t)));
-  if (ctx.format === 'json' || ctx.format === 'yaml') {
-    const doc = name !== undefined ? views[0] : { items: views };
-    ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+  if (ctx.machine) {
+    ctx.printDoc(name !== undefined ? views[0] : { items: views });
     return ExitCode.Ok;
   }
   if (views.length === 0) {
     ctx.io.err(all ? 'No AITasks found.\n' : `No AITasks found in ${s.namespace} namespace.\n`);
+    return ExitCode.Ok;
+  }
+  if (ctx.format === 'name') {
+    ctx.io.out(views.map((v) => `${resourceName(v.name)}\n`).join(''));
     return ExitCode.Ok;
   }
   const now = ctx.io.now();

@@ -4,7 +4,7 @@
 import { explainPhase } from '../../api/status/explain.ts';
 import { ExitCode, UsageError } from '../errors.ts';
 import { renderExplanation, renderExplanationList } from '../explain-text.ts';
-import { jsonDoc, yamlDoc } from '../format.ts';
+import { resourceName } from '../flags.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, listTasks } from '../session.ts';
 
@@ -21,16 +21,16 @@ export async function explainPhaseCommand(
   const now = ctx.io.now();
   if (name !== undefined) {
     const e = explainPhase(await getTask(s, s.namespace, name));
-    if (ctx.format === 'json') ctx.io.out(jsonDoc(e));
-    else if (ctx.format === 'yaml') ctx.io.out(yamlDoc(e));
+    if (ctx.machine) ctx.printDoc(e);
+    else if (ctx.format === 'name') ctx.io.out(`${resourceName(e.name)}\n`);
     else ctx.io.out(renderExplanation(e, now, ctx.pal));
     return ExitCode.Ok;
   }
   const list = (await listTasks(s, s.namespace, all)).map(explainPhase);
-  if (ctx.format === 'json') ctx.io.out(jsonDoc({ items: list }));
-  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc({ items: list }));
+  if (ctx.machine) ctx.printDoc({ items: list });
   else if (list.length === 0)
     ctx.io.err(all ? 'No AITasks found.\n' : `No AITasks found in ${s.namespace} namespace.\n`);
+  else if (ctx.format === 'name') ctx.io.out(list.map((e) => `${resourceName(e.name)}\n`).join(''));
   else ctx.io.out(renderExplanationList(list, now, ctx.pal, all, ctx.format === 'wide'));
   return ExitCode.Ok;
 }

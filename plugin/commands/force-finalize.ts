@@ -16,7 +16,7 @@ import {
   type OperatorEvidence,
 } from '../finalize-plan.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { age, jsonDoc, table, visible, visibleDeep, yamlDoc, type Palette } from '../format.ts';
+import { age, table, visible, visibleDeep, type Palette } from '../format.ts';
 import { Resources, type NodeLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
@@ -181,8 +181,8 @@ export async function forceFinalize(
     readNodes(s, nodeNames),
   ]);
   const plan = planFinalize({ task, operator, nodes }, flags);
-  const machine = ctx.format === 'json' || ctx.format === 'yaml';
-  const print = (doc: unknown): void => ctx.io.out(ctx.format === 'json' ? jsonDoc(doc) : yamlDoc(doc));
+  const machine = ctx.machine;
+  const print = (doc: unknown): void => ctx.printDoc(doc);
   if (plan.refusal !== undefined || !yes) {
     if (machine) print({ dryRun: true, plan });
     else ctx.io.out(renderPlan(plan, now, ctx.pal, true));

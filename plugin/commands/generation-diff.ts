@@ -6,13 +6,13 @@ import { ResourceClient } from '../../api/kube/resources.ts';
 import { revisionSelector, sortRevisions, type ControllerRevision } from '../../api/revisions.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, UsageError } from '../errors.ts';
-import { jsonDoc, visible, yamlDoc } from '../format.ts';
+import { visible } from '../format.ts';
 import { Resources } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask } from '../session.ts';
 import { renderChanges, specChanges, type FieldChange } from '../spec-diff.ts';
 
-/** The machine-readable result (`-o json|yaml`). */
+/** The machine-readable result (`-o json|yaml|jsonpath=`). */
 interface GenerationDiff {
   name: string;
   namespace: string;
@@ -80,8 +80,7 @@ export async function generationDiff(ctx: CommandContext, args: string[]): Promi
     result.note = `no ControllerRevision is kept for observed generation ${from} (kept: ${keptGenerations.join(', ')}): the operator records one per generation it observes`;
   else result.changes = specChanges(specAt(from), specAt(to));
   const differ = explicitFrom !== undefined ? result.changes.length > 0 : !result.inSync;
-  if (ctx.format === 'json') ctx.io.out(jsonDoc(result));
-  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc(result));
+  if (ctx.machine) ctx.printDoc(result);
   else {
     const { pal } = ctx;
     const lag =

@@ -5,7 +5,7 @@
 
 import { migrateStorage, MigrationRefused, type MigrationResult } from '../../api/upgrade/migrate.ts';
 import { ExitCode, RefusedError } from '../errors.ts';
-import { jsonDoc, visibleDeep, yamlDoc } from '../format.ts';
+import { visibleDeep } from '../format.ts';
 import type { CommandContext } from '../context.ts';
 
 /** Runs `migrate-storage`. */
@@ -32,8 +32,7 @@ export async function migrateStorageCommand(
     if (err instanceof MigrationRefused) throw new RefusedError(err.message);
     throw err;
   }
-  if (ctx.format === 'json') ctx.io.out(jsonDoc({ ...migrated }));
-  else if (ctx.format === 'yaml') ctx.io.out(yamlDoc({ ...migrated }));
+  if (ctx.machine) ctx.printDoc({ ...migrated });
   else {
     const result = visibleDeep(migrated);
     const verb = dryRun ? 'would be rewritten at' : 'now stored at';

@@ -4,7 +4,7 @@
 import { GROUP } from '../../api/schema/common.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import { ExitCode, ifFound } from '../errors.ts';
-import { jsonDoc, visible, yamlDoc } from '../format.ts';
+import { visible } from '../format.ts';
 import type { CommandContext } from '../context.ts';
 
 interface APIGroup {
@@ -24,8 +24,7 @@ export async function version(
     platform: `${process.platform}/${process.arch}`,
   };
   const print = (doc: Record<string, unknown>): void => {
-    if (ctx.format === 'json') ctx.io.out(jsonDoc(doc));
-    else if (ctx.format === 'yaml') ctx.io.out(yamlDoc(doc));
+    if (ctx.machine) ctx.printDoc(doc);
     else {
       const rows: [string, unknown][] = [
         ['Plugin Version', doc['pluginVersion']],
