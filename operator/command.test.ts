@@ -156,7 +156,7 @@ void describe('operator settings', () => {
     assert.deepEqual(levelsWritten((await parse(['--log-level', 'warn'])).log), ['warn', 'error']);
   });
 
-  void test('--help of the operator process shows both names of each alias and every variable; README names them all', () => {
+  void test('--help of the operator process shows both names of each alias and every variable; docs/operator.md names them all', () => {
     const help = execFileSync(process.execPath, ['cmd/operator.ts', '--help'], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -169,7 +169,7 @@ void describe('operator settings', () => {
       '--health-port',
     ])
       assert.ok(help.includes(f), f);
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, 'docs/operator.md'), 'utf8');
     const flags = [...help.matchAll(/^ {2}(?:--[a-z-]+, )?(--[a-z-]+)/gm)].map((m) => m[1] ?? '');
     const envs = [...help.matchAll(/env: (AIOPS_[A-Z_]+)/g)].map((m) => m[1] ?? '');
     assert.ok(flags.length > 30, String(flags.length));
@@ -179,6 +179,6 @@ void describe('operator settings', () => {
       'every flag but --kubeconfig (KUBECONFIG) has its AIOPS_ variable',
     );
     for (const name of [...flags, ...envs, '--zap-log-level', 'KUBECONFIG'])
-      assert.ok(readme.includes(`\`${name}\``), `README names ${name}`);
+      assert.ok(readme.includes(`\`${name}\``), `docs/operator.md names ${name}`);
   });
 });

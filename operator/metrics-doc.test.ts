@@ -1,4 +1,4 @@
-// README's Metrics table is what operator/metrics-doc.ts renders from the operator's registry
+// The Metrics table of docs/operator.md is what operator/metrics-doc.ts renders from the operator's registry
 // (`npm run generate` writes it), and lists controller-runtime's series under their names.
 
 import assert from 'node:assert/strict';
@@ -6,14 +6,14 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { asRead, metricsTable, operatorMetricDocs, README_MARKERS, readMetricsTable } from './metrics-doc.ts';
 
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../docs/operator.md', import.meta.url), 'utf8');
 
-test("README's Metrics table lists every series family the operator serves, as the registry has it", () => {
+test("docs/operator.md's Metrics table lists every series family the operator serves, as the registry has it", () => {
   const docs = operatorMetricDocs();
   assert.deepEqual(
     readMetricsTable(README),
     asRead(docs),
-    'README.md is stale: run `npm run generate` and commit README.md',
+    'docs/operator.md is stale: run `npm run generate` and commit it',
   );
 });
 

@@ -1,13 +1,13 @@
-// The README's Metrics table, made from the registry the operator serves: every series family
+// The Metrics table of docs/operator.md, made from the registry the operator serves: every series family
 // on /metrics with its type, label names and help text, so the list cannot drift from the code.
-// `npm run generate` writes it between README_MARKERS; metrics-doc.test.ts checks README holds
+// `npm run generate` writes it between README_MARKERS; metrics-doc.test.ts checks the page holds
 // what this renders, and standard-metrics.test.ts that a running operator serves exactly these.
 
 import type { Registry } from 'prom-client';
 import { registerCacheMetrics } from './runtime/informer.ts';
 import { createTelemetry } from './telemetry.ts';
 
-/** The comments the table sits between in README.md. */
+/** The comments the table sits between in docs/operator.md. */
 export const README_MARKERS = {
   begin: '<!-- metrics-table:begin (npm run generate writes this table from operator/metrics-doc.ts) -->',
   end: '<!-- metrics-table:end -->',
@@ -78,7 +78,7 @@ export function metricsTable(docs: readonly MetricDoc[]): string {
 export function withMetricsTable(readme: string, table: string): string {
   const begin = readme.indexOf(README_MARKERS.begin);
   const end = readme.indexOf(README_MARKERS.end);
-  if (begin < 0 || end < begin) throw new Error('README.md lacks the metrics-table markers');
+  if (begin < 0 || end < begin) throw new Error('docs/operator.md lacks the metrics-table markers');
   return `${readme.slice(0, begin + README_MARKERS.begin.length)}\n\n${table.trimEnd()}\n\n${readme.slice(end)}`;
 }
 

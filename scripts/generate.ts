@@ -36,12 +36,12 @@ write(
 
 writeBundle();
 
-// README's Metrics table: only the text between its markers is rewritten, formatted as prettier would.
-const readmePath = join(root, 'README.md');
+// The Metrics table of docs/operator.md: only the text between its markers is rewritten, formatted as prettier would.
+const readmePath = join(root, 'docs/operator.md');
 const table = await format(metricsTable(operatorMetricDocs()), {
   ...(await resolveConfig(readmePath)),
   parser: 'markdown',
 });
 const readme = readFileSync(readmePath, 'utf8');
 const updated = withMetricsTable(readme, table);
-if (updated !== readme) write('README.md', updated);
+if (updated !== readme) write('docs/operator.md', updated);

@@ -49,7 +49,7 @@ const CSV = csvName(version);
 
 /** The README's Subscription for the local cluster: the heredoc of its block. */
 function readmeSubscription(): string {
-  const heading = '### With OLM on the local cluster';
+  const heading = '## With OLM on the local cluster';
   const manifest = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(readmeShBlock(heading))?.[1];
   if (manifest === undefined) throw new Error(`the README has no Subscription heredoc under "${heading}"`);
   return manifest;
@@ -148,7 +148,7 @@ describe(
       ]);
       const shown = execFileSync(
         'bash',
-        ['-euo', 'pipefail', '-c', readmeShBlock('#### What the operator reports to OLM')],
+        ['-euo', 'pipefail', '-c', readmeShBlock('## What the operator reports to OLM')],
         {
           encoding: 'utf8',
           env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },

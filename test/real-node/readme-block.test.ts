@@ -20,7 +20,7 @@ describe(
   { skip: unavailable ?? false, timeout: 600_000 },
   () => {
     it('runs every command of the block and leaves the machine as it found it', () => {
-      const block = readmeShBlock('### Try the image and the plain install locally');
+      const block = readmeShBlock('## Try the image and the plain install locally');
       assert.ok(block.includes('npm run cluster -- up --real-node'), 'the README block is found');
       const before1 = machineSnapshot();
       const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-'));

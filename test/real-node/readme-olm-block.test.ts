@@ -40,7 +40,7 @@ describe(
   { skip: unavailable ?? false, timeout: 900_000 },
   () => {
     it('installs the operator through OLM onto the real node, converts, and cluster down leaves the machine as found', async () => {
-      const block = readmeShBlock('### With OLM on the local cluster');
+      const block = readmeShBlock('## With OLM on the local cluster');
       const check = CHECK_LINE.exec(block);
       assert.ok(
         check && block.includes('npm run cluster -- up --real-node --olm'),

@@ -1,6 +1,7 @@
 // Helpers of the real-node suites: kubectl against the suite's own cluster, the host
 // processes of a pod's containers (found through the kubelet's cgroups), and a snapshot of
 // the machine state the real node must leave as it found it.
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -97,19 +98,28 @@ export function webDeployment(replicas: number): object {
 }
 
 /**
- * The first ```sh block after the README heading that starts with `heading` (e.g. `### With
- * OLM on the local cluster`), or with `containing` the first there that contains that text,
- * so tests run a README's commands exactly as users read them. Throws naming the heading when
- * the README has no such block.
+ * The first ```sh block after the heading that starts with `heading` (e.g. `## With OLM on
+ * the local cluster`) in the README or a page of docs/, or with `containing` the first there
+ * that contains that text, so tests run the documented commands exactly as users read them.
+ * Throws naming the heading when no page has such a block.
  */
 export function readmeShBlock(heading: string, containing = ''): string {
-  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-  const at = readme.indexOf(`\n${heading}`);
-  const blocks = at < 0 ? [] : [...readme.slice(at).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
-  const block = blocks.find((b) => b.includes(containing));
-  if (block === undefined)
-    throw new Error(
-      `the README has no sh block${containing ? ` with "${containing}"` : ''} under "${heading}"`,
-    );
-  return block;
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const pages = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
+  for (const page of pages) {
+    const text = readFileSync(join(root, page), 'utf8');
+    const at = text.indexOf(`\n${heading}`);
+    if (at < 0) continue;
+    const blocks = [...text.slice(at).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    const block = blocks.find((b) => b.includes(containing));
+    if (block !== undefined) return block;
+  }
+  throw new Error(
+    `neither the README nor docs/ has an sh block${containing ? ` with "${containing}"` : ''} under "${heading}"`,
+  );
 }
