@@ -59,6 +59,8 @@ export interface Stage {
   readonly mallory: Tenant;
   /** A bystander tenant whose work must go on undisturbed. */
   readonly alice: Tenant;
+  /** The conversion webhook the operator hosts: its port on loopback and the CA its certificate is signed by. */
+  readonly webhook: { readonly port: number; readonly ca: string };
   /** What a scraper bound to the aiops-metrics-reader ClusterRole reads /metrics with (HTTPS, as shipped). */
   readonly scraper: { readonly token: string; readonly ca: string };
   /** Admin clients of every version, for reads across namespaces. */
@@ -239,6 +241,7 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       mallory,
       alice,
       scraper,
+      webhook: { port: webhookPort, ca: certs.caPem },
       adminTasks: {
         v2: new AITaskClient(admin, 'v2'),
         v1: new AITaskClient(admin, 'v1'),

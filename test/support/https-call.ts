@@ -19,6 +19,7 @@ export function httpsCall(
   call: HttpsCall,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = https.request(
       {
         host: '127.0.0.1',
@@ -31,6 +32,7 @@ export function httpsCall(
         headers: { ...call.headers },
       },
       (res) => {
+        answered = true;
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
@@ -38,7 +40,12 @@ export function httpsCall(
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    // A server that answers before reading the whole body (413) may close the connection while
+    // the body is still going out: once its answer is in, that broken pipe is not an error.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (answered && (err.code === 'EPIPE' || err.code === 'ECONNRESET')) return;
+      reject(err);
+    });
     req.end(call.body);
   });
 }

@@ -1,0 +1,73 @@
+// Attack on the LLM call budget: mallory runs three tasks in LLM mode that ask at every
+// evaluation, on an operator whose per-namespace share is 2 calls an hour
+// (--llm-namespace-calls-per-hour). After her share, her tasks fall back to the rules with
+// LLMBudgetExhausted (per-namespace) and no further request of hers reaches the endpoint;
+// alice's task, asking the same endpoint and model, still gets advice. Played against the
+// operator under the CSV's RBAC on a stage of the suite's own.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { findCondition } from '../../api/status/conditions.ts';
+import { modelServer } from '../support/llm-model-server.ts';
+import { eventually } from '../support/operator.ts';
+import { deployment } from '../support/workloads.ts';
+import { LOAD, loadTask, startStage, type Stage, type Tenant } from './stage.ts';
+
+let stage: Stage;
+let models: Awaited<ReturnType<typeof modelServer>>;
+
+before(async () => {
+  models = await modelServer('test-model');
+  stage = await startStage(() => undefined, {
+    args: [
+      `--llm-endpoint-allowlist=${new URL(models.endpoint).origin}/v1/`,
+      '--llm-namespace-calls-per-hour=2',
+    ],
+  });
+});
+after(async () => {
+  await stage.stop();
+  await models.close();
+});
+
+/** Deployment `name` of `tenant` breaching, and a task in LLM mode on it asking at every evaluation. */
+async function asking(tenant: Tenant, name: string): Promise<void> {
+  await tenant.deployments.create(tenant.namespace, deployment(name, 1));
+  stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
+  await tenant.tasks.create(
+    tenant.namespace,
+    loadTask(
+      name,
+      { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
+      { decision: { mode: 'LLM', llm: { endpoint: models.endpoint, model: 'test-model' } } },
+    ),
+  );
+}
+
+const llm = async (tenant: Tenant, name: string) =>
+  findCondition((await tenant.tasks.get(tenant.namespace, name)).status?.conditions, 'LLMAvailable');
+
+test("one namespace's spent share leaves the other namespace's calls untouched", async () => {
+  const { mallory, alice } = stage;
+  for (const name of ['a', 'b', 'c']) await asking(mallory, name);
+  const exhausted = await eventually(
+    "mallory's share spent",
+    async () => {
+      for (const name of ['a', 'b', 'c']) {
+        const c = await llm(mallory, name);
+        if (c?.reason === 'LLMBudgetExhausted') return c;
+      }
+      return undefined;
+    },
+    90_000,
+  );
+  assert.match(exhausted.message, /per-namespace/);
+  assert.equal(models.requests.get('test-model'), 2, "mallory's two calls, and no more");
+
+  await asking(alice, 'fair');
+  await eventually("alice's advice", async () =>
+    (await llm(alice, 'fair'))?.reason === 'LLMAdvice' ? true : undefined,
+  );
+  const calls = models.requests.get('test-model') ?? 0;
+  assert.ok(calls >= 3 && calls <= 4, `${calls} calls: mallory's 2 and alice's own (her share is 2 as well)`);
+});
