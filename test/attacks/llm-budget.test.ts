@@ -10,8 +10,7 @@ import { after, before, test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';
-import { deployment } from '../support/workloads.ts';
-import { LOAD, loadTask, startStage, type Stage, type Tenant } from './stage.ts';
+import { askingLLM, startStage, type Stage, type Tenant } from './stage.ts';
 
 let stage: Stage;
 let models: Awaited<ReturnType<typeof modelServer>>;
@@ -30,19 +29,9 @@ after(async () => {
   await models.close();
 });
 
-/** Deployment `name` of `tenant` breaching, and a task in LLM mode on it asking at every evaluation. */
-async function asking(tenant: Tenant, name: string): Promise<void> {
-  await tenant.deployments.create(tenant.namespace, deployment(name, 1));
-  stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
-  await tenant.tasks.create(
-    tenant.namespace,
-    loadTask(
-      name,
-      { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
-      { decision: { mode: 'LLM', llm: { endpoint: models.endpoint, model: 'test-model' } } },
-    ),
-  );
-}
+/** A breaching task of `tenant` asking the model server at every evaluation. */
+const asking = (tenant: Tenant, name: string): Promise<void> =>
+  askingLLM(stage, tenant, name, { endpoint: models.endpoint, model: 'test-model' });
 
 const llm = async (tenant: Tenant, name: string) =>
   findCondition((await tenant.tasks.get(tenant.namespace, name)).status?.conditions, 'LLMAvailable');

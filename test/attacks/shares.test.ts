@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import type * as v2 from '../../api/schema/v2.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, loadTask, startStage, type Stage, type Tenant } from './stage.ts';
+import { askingLLM, bystander, LOAD, loadTask, startStage, type Stage, type Tenant } from './stage.ts';
 
 /** An allow-listed endpoint that accepts each call and never answers; when each call opened and closed (ms). */
 interface HangingEndpoint {
@@ -71,31 +70,12 @@ after(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-/** Deployment `name` of `tenant` with its load at 5, and an AITask in LLM mode on it, made with the tenant's token. */
-async function llmTask(
-  tenant: Tenant,
-  name: string,
-  llm: NonNullable<v2.Spec['decision']>['llm'],
-): Promise<void> {
-  await tenant.deployments.create(tenant.namespace, deployment(name, 1));
-  stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
-  await tenant.tasks.create(
-    tenant.namespace,
-    // Room to act at every evaluation, so the LLM is asked each time.
-    loadTask(
-      name,
-      { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
-      { decision: { mode: 'LLM', ...(llm !== undefined ? { llm } : {}) } },
-    ),
-  );
-}
-
 const llmReason = async (tenant: Tenant, name: string): Promise<string | undefined> =>
   findCondition((await tenant.tasks.get(tenant.namespace, name)).status?.conditions, 'LLMAvailable')?.reason;
 
 test("a wrong model opens the breaker of that endpoint and model only: alice's advice from the same endpoint arrives", async () => {
   const { mallory, alice } = stage;
-  await llmTask(mallory, 'wrongmodel', { endpoint: models.endpoint, model: 'bogus-model' });
+  await askingLLM(stage, mallory, 'wrongmodel', { endpoint: models.endpoint, model: 'bogus-model' });
   await eventually(
     "mallory's breaker open",
     async () => ((await llmReason(mallory, 'wrongmodel')) === 'LLMCircuitOpen' ? true : undefined),
@@ -107,7 +87,7 @@ test("a wrong model opens the breaker of that endpoint and model only: alice's a
     'the default --llm-failure-threshold of calls went out',
   );
 
-  await llmTask(alice, 'rightmodel', { endpoint: models.endpoint, model: 'test-model' });
+  await askingLLM(stage, alice, 'rightmodel', { endpoint: models.endpoint, model: 'test-model' });
   await eventually("alice's advice", async () =>
     (await llmReason(alice, 'rightmodel')) === 'LLMAdvice' ? true : undefined,
   );
@@ -129,7 +109,7 @@ test("calls to an endpoint that never answers hold a worker at most --llm-max-ti
   const undisturbed = await aliceCheck();
   // One model per task: each has a breaker of its own, so the calls keep hanging.
   for (let i = 0; i < 6; i++)
-    await llmTask(mallory, `hang${i}`, {
+    await askingLLM(stage, mallory, `hang${i}`, {
       endpoint: hanging.endpoint,
       model: `slow-${i}`,
       timeoutSeconds: 120,

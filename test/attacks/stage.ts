@@ -278,6 +278,28 @@ export function loadTask(
   };
 }
 
+/**
+ * Deployment `name` of `tenant` (1 replica) with its LOAD at 5, and an AITask in LLM mode on
+ * it asking `llm` at every evaluation (room to scale up, no cooldown), made with the tenant's token.
+ */
+export async function askingLLM(
+  stage: Stage,
+  tenant: Tenant,
+  name: string,
+  llm: NonNullable<v2.Spec['decision']>['llm'],
+): Promise<void> {
+  await tenant.deployments.create(tenant.namespace, deployment(name, 1));
+  stage.exporter.set(LOAD, { namespace: tenant.namespace, deployment: name }, 5);
+  await tenant.tasks.create(
+    tenant.namespace,
+    loadTask(
+      name,
+      { action: 'ScaleUp', scale: { maxReplicas: 10 }, cooldownSeconds: 0, maxAttempts: 10 },
+      { decision: { mode: 'LLM', ...(llm !== undefined ? { llm } : {}) } },
+    ),
+  );
+}
+
 /** What lies outside the attacker's namespace, as far as an attack could change it. */
 interface Outside {
   readonly nodes: string;
