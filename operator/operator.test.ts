@@ -227,6 +227,11 @@ describe('operator on the harness', { concurrency: true }, () => {
       const o = await c.tasks.get(ns, 'steady');
       return o.status?.phase === 'Monitoring' ? o : undefined;
     });
+    // The Event of reaching Monitoring is recorded after its status write: wait for it, so the
+    // baseline holds every Event of the settling and only later ones would count as new.
+    await eventually('the Healthy Event', async () =>
+      (await eventReasons(ns)).includes('Healthy') ? true : undefined,
+    );
     const reconciles = await op.metric('controller_runtime_reconcile_total');
     const writes = await op.metric('aiops_status_writes_total');
     const events = (await eventReasons(ns)).length;
