@@ -245,3 +245,68 @@ test('onResult hears each request once, with its final code (a retried 401 is no
     { code: '<error>', method: 'GET', host: `127.0.0.1:${deadPort}` },
   ]);
 });
+
+test('a 429 or 5xx with Retry-After is sent again, body and all, up to 10 times; without the header it is final', async () => {
+  /** Answers the first `refusals` requests 429 (as a CRD's storage still initializing does), then 200. */
+  const bodies: string[] = [];
+  let refusals = 0;
+  let retryAfter: string | undefined = '0';
+  const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      bodies.push(body);
+      if (refusals > 0) {
+        refusals--;
+        res.writeHead(429, {
+          'Content-Type': 'application/json',
+          ...(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }),
+        });
+        res.end(
+          JSON.stringify({
+            kind: 'Status',
+            status: 'Failure',
+            code: 429,
+            reason: 'TooManyRequests',
+            message: 'storage is (re)initializing',
+            details: { retryAfterSeconds: 1 },
+          }),
+        );
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"kind":"ConfigMap"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  const port = (server.address() as AddressInfo).port;
+  const results: RequestResult[] = [];
+  const t = await KubeTransport.create({
+    kubeconfig: kubeconfig('retry-after', port, { token: 's' }),
+    onResult: (r) => results.push(r),
+  });
+
+  refusals = 3;
+  assert.deepEqual(await t.request({ path: '/api/v1/configmaps', method: 'POST', body: { a: 1 } }), {
+    kind: 'ConfigMap',
+  });
+  assert.deepEqual(bodies, ['{"a":1}', '{"a":1}', '{"a":1}', '{"a":1}'], 'the same body each time');
+  assert.deepEqual(
+    results.map((r) => r.code),
+    ['429', '429', '429', '200'],
+    'each answer counted, as client-go counts it',
+  );
+
+  bodies.length = 0;
+  refusals = 100;
+  await assert.rejects(t.request({ path: '/api' }), (err: Error) => err.name === 'TooManyRequestsError');
+  assert.equal(bodies.length, 11, 'sent once and retried 10 times');
+
+  bodies.length = 0;
+  refusals = 1;
+  retryAfter = undefined;
+  await assert.rejects(t.request({ path: '/api' }), (err: Error) => err.name === 'TooManyRequestsError');
+  assert.equal(bodies.length, 1, 'a 429 without Retry-After is final');
+});

@@ -3,26 +3,19 @@
 // with typed errors and our User-Agent. Bearer credentials that change while the process
 // runs (a token file, an exec plugin's token) are read per request through credentials.ts,
 // and a request answered 401 is sent once more after reading them again; other auth (client
-// certificates, static tokens, the library's other auth providers) is fixed at load. Everything of
+// certificates, static tokens, the library's other auth providers) is fixed at load. A request
+// the apiserver refused with Retry-After (429, 5xx) is sent again as client-go does. Everything of
 // ours talks to the apiserver through this module, so the library's untyped surfaces stay here.
 
-import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { homedir } from 'node:os';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { RELEASES } from '../releases.ts';
-import { fromYaml } from '../yaml.ts';
-import {
-  execConfigOf,
-  execCredential,
-  tokenFileCredential,
-  tokenFileOfUser,
-  type CredentialSource,
-} from './credentials.ts';
+import { credentialSource, kubeconfigFiles } from './credential-source.ts';
+import type { CredentialSource } from './credentials.ts';
 import { apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
 import { applyOverrides, hasOverrides, type ConnectionOverrides } from './overrides.ts';
+import { MAX_RETRY_AFTER_RETRIES, pause, retryAfterMs } from './retry-after.ts';
 
 /** This build's version: the newest release, which is package.json's version (api/releases.ts). */
 const VERSION = RELEASES.at(-1)?.version ?? '0.0.0';
@@ -68,9 +61,9 @@ export interface TransportOptions {
    */
   readonly overrides?: ConnectionOverrides;
   /**
-   * Called once per request with its final answer (after the one 401 retry), and once per
-   * stream when the server answers it: how rest_client_requests_total is kept (default none).
-   * It must not throw.
+   * Called once per answer to a request, except a 401 about to be retried (so a request sent
+   * again on Retry-After counts each time, as client-go counts it), and once per stream when
+   * the server answers it: how rest_client_requests_total is kept (default none). It must not throw.
    */
   readonly onResult?: (result: RequestResult) => void;
 }
@@ -83,6 +76,13 @@ export interface RequestResult {
   readonly method: string;
   /** The apiserver's host[:port], as in its URL. */
   readonly host: string;
+}
+
+/** One answer read whole: its status, body and Retry-After header. */
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+  readonly retryAfter: string | undefined;
 }
 
 /** Thrown when the kubeconfig cannot be loaded or names an unknown context. */
@@ -196,26 +196,38 @@ export class KubeTransport {
   }
 
   /**
-   * Sends one request and returns the parsed JSON body. Throws a typed ApiError on non-2xx;
-   * a 401 is retried once, after the credential was read again.
+   * Sends one request and returns the parsed JSON body. Throws a typed ApiError on non-2xx.
+   * A 401 is retried once, after the credential was read again; a 429 or 5xx with Retry-After
+   * is sent again after the wait it names, up to 10 times (retry-after.ts, as client-go does).
    */
   async request<T>(opts: RequestOptions): Promise<T> {
-    let status: number;
-    let text: string;
+    let answer: Answer;
+    for (let retries = 0; ; retries++) {
+      answer = await this.#sendAuthorized(opts);
+      const wait = retryAfterMs(answer.status, answer.retryAfter);
+      if (wait === undefined || retries === MAX_RETRY_AFTER_RETRIES || opts.signal?.aborted === true) break;
+      await pause(wait, opts.signal);
+    }
+    const { status, text } = answer;
+    const body: unknown = text === '' ? undefined : parseJson(text);
+    if (status < 200 || status >= 300) throw apiErrorFrom(status, body ?? text);
+    return body as T;
+  }
+
+  /** One answer, a 401 retried once after reading the credential again; each answer reported. */
+  async #sendAuthorized(opts: RequestOptions): Promise<Answer> {
     try {
-      ({ status, text } = await this.#send(opts, await this.#authorization()));
-      if (status === 401 && this.#credentials !== undefined) {
+      let answer = await this.#send(opts, await this.#authorization());
+      if (answer.status === 401 && this.#credentials !== undefined) {
         this.#credentials.invalidate();
-        ({ status, text } = await this.#send(opts, await this.#authorization()));
+        answer = await this.#send(opts, await this.#authorization());
       }
+      this.#result(opts, String(answer.status));
+      return answer;
     } catch (err) {
       this.#result(opts, '<error>');
       throw err;
     }
-    this.#result(opts, String(status));
-    const body: unknown = text === '' ? undefined : parseJson(text);
-    if (status < 200 || status >= 300) throw apiErrorFrom(status, body ?? text);
-    return body as T;
   }
 
   /**
@@ -310,7 +322,7 @@ export class KubeTransport {
    * alive, and through the promise they would keep the last answer (a 500-object LIST page,
    * ~0.5 MiB) until the socket's next request.
    */
-  #send(opts: RequestOptions, authorization: string | undefined): Promise<{ status: number; text: string }> {
+  #send(opts: RequestOptions, authorization: string | undefined): Promise<Answer> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     return new Promise((resolve, reject) => {
       let settle: { resolve: typeof resolve; reject: typeof reject } | undefined = { resolve, reject };
@@ -327,7 +339,11 @@ export class KubeTransport {
         res.on('end', () => {
           const body = text;
           text = '';
-          take()?.resolve({ status: res.statusCode ?? 0, text: body });
+          take()?.resolve({
+            status: res.statusCode ?? 0,
+            text: body,
+            retryAfter: res.headers['retry-after'],
+          });
         });
         res.on('error', (err) => take()?.reject(transportError(err)));
       });
@@ -365,48 +381,6 @@ export class KubeTransport {
       ? http.request(url, base, onResponse)
       : https.request(url, base, onResponse);
   }
-}
-
-/**
- * Where the user's bearer token comes from when it can change: a token file (the library's
- * in-cluster `tokenFile` auth provider, or the user's `tokenFile` in one of `files`, which
- * the library does not read), then an exec plugin. Undefined for anything else: the library's
- * header (a static token, an auth provider's) is then sent as loaded, and a 401 is final.
- */
-function credentialSource(user: User | null, files: readonly string[]): CredentialSource | undefined {
-  if (user === null) return undefined;
-  const provider: unknown = user.authProvider;
-  const inCluster =
-    typeof provider === 'object' && provider !== null && 'config' in provider
-      ? (provider.config as Record<string, unknown> | undefined)?.['tokenFile']
-      : undefined;
-  const tokenFile = typeof inCluster === 'string' ? inCluster : kubeconfigTokenFile(files, user.name);
-  if (tokenFile !== undefined) return tokenFileCredential(tokenFile);
-  const exec = execConfigOf(user.exec);
-  return exec === undefined ? undefined : execCredential(exec);
-}
-
-/** The kubeconfig files loaded, as the library picks them: the one given, else $KUBECONFIG's, else ~/.kube/config. */
-function kubeconfigFiles(file: string | undefined): string[] {
-  if (file !== undefined) return [file];
-  const env = process.env['KUBECONFIG'];
-  if (env !== undefined && env !== '') return env.split(delimiter).filter((f) => f !== '');
-  return [join(homedir(), '.kube', 'config')];
-}
-
-/** The first `tokenFile` of `user` in `files` (as kubectl merges them, the first wins), made absolute. */
-function kubeconfigTokenFile(files: readonly string[], user: string): string | undefined {
-  for (const file of files) {
-    let doc: unknown;
-    try {
-      doc = fromYaml(readFileSync(file, 'utf8'));
-    } catch {
-      continue;
-    }
-    const found = tokenFileOfUser(doc, user);
-    if (found !== undefined) return isAbsolute(found) ? found : join(dirname(file), found);
-  }
-  return undefined;
 }
 
 /** Free sockets are closed after this many ms idle, well before the apiserver's 90 s idle timeout. */
