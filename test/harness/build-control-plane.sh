@@ -2,7 +2,7 @@
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy),
 # OLM's own validators (operator-sdk, opm), OLM itself (olm), krew (krew,
-# validate-krew-manifest) and Prometheus (prometheus) from Go modules, once, into a cache
+# validate-krew-manifest), Prometheus (prometheus) and Helm 3 (helm) from Go modules, once, into a cache
 # directory outside the repository, and prints that directory. `all` builds the control
 # plane only; the others are built on request.
 #
@@ -13,7 +13,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,8 +60,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -123,5 +123,18 @@ if [[ "$what" == prometheus ]]; then
   build prometheus prometheus -- -tags=remove_all_sd \
     -ldflags "-X github.com/prometheus/common/version.Version=$pv -X github.com/prometheus/common/version.Revision=$v -X github.com/prometheus/common/version.Branch=$v" \
     github.com/prometheus/prometheus/cmd/prometheus
+fi
+# Helm 3 for the chart's tests (lint, template, install/upgrade/uninstall on the real node),
+# stamped as upstream's Makefile does: without the version flag `helm version` prints only the
+# module's major.minor, and without the Kubernetes ones `helm template` and `helm lint` assume
+# Kubernetes 1.20 (the client-go module's minor is the one helm was built against).
+if [[ "$what" == helm ]]; then
+  v="$(mod_version helm helm.sh/helm/v3)"
+  kminor="$(cd "$HERE/tools/helm" && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)"
+  ld="-X helm.sh/helm/v3/internal/version.version=$v"
+  for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ld+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kminor"
+  done
+  build helm helm -- -ldflags "$ld" helm.sh/helm/v3/cmd/helm
 fi
 echo "$BIN"
