@@ -1,6 +1,6 @@
 // `npm run generate`: writes every generated artefact from api/ so that a clean git
 // tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`),
-// and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts).
+// the Helm chart, and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts).
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,6 +9,7 @@ import { buildCRD } from '../api/crd.ts';
 import { toYaml } from '../api/yaml.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { writeBundle } from './bundle.ts';
+import { CHART_DIR, currentChartFiles, writeChart } from './olm/helm.ts';
 import { format, resolveConfig } from 'prettier';
 import { metricsTable, operatorMetricDocs, withMetricsTable } from '../operator/metrics-doc.ts';
 
@@ -35,6 +36,10 @@ write(
 );
 
 writeBundle();
+
+// The Helm chart, from the same objects as deploy/ (scripts/olm/helm.ts), rewritten whole.
+writeChart(join(root, CHART_DIR), currentChartFiles());
+process.stdout.write(`wrote ${CHART_DIR}/\n`);
 
 // The Metrics table of docs/operator.md: only the text between its markers is rewritten, formatted as prettier would.
 const readmePath = join(root, 'docs/operator.md');
