@@ -1,14 +1,16 @@
 // The LLM advisor's I/O edge: checks the allow-list, the circuit breaker of the endpoint,
-// model and namespace, and the call budget of the AITask, its namespace and the operator (policy.ts), POSTs the redacted context to the chat-completions endpoint with a
-// timeout and without following redirects (with the API key as a Bearer token when one is
-// configured, with no Authorization header otherwise: local vLLM and Ollama servers need
-// none; a key never goes over plain http except to loopback), and reads at most
-// `maxResponseBytes` of the answer (protocol.ts). A server that refuses a request field by
-// name is asked again without it, within the same call and timeout, and the shape it
-// accepted is kept for that endpoint (for a bounded number of endpoints). Each call that
-// goes out is measured (model, latency, the tokens the server reports) for the decision
-// record and the metrics. It never throws: every problem is a fallback with a specific
-// reason, and the rules decide.
+// model and namespace, and the call budget of the AITask, its namespace and the operator
+// (policy.ts), POSTs the redacted context with the advice's JSON Schema to the
+// chat-completions endpoint with a timeout and without following redirects (with the API key
+// as a Bearer token when one is configured, with no Authorization header otherwise: local
+// vLLM, llama.cpp and Ollama servers need none; a key never goes over plain http except to
+// loopback), and reads at most `maxResponseBytes` of the answer (protocol.ts). A server that
+// refuses a request field by name — a token-limit field, the temperature, a structured-output
+// format — is asked again without it, within the same call and timeout (request-shape.ts),
+// and the shape it accepted is kept for that endpoint (for a bounded number of endpoints).
+// Each call that goes out is measured (model, latency, the tokens the server reports) for the
+// decision record and the metrics. It never throws: every problem is a fallback with a
+// specific reason, and the rules decide.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBounded } from '../runtime/bounded-body.ts';
@@ -22,14 +24,11 @@ import {
   type CallBudget,
   type CircuitBreaker,
 } from './policy.ts';
+import { adjustShape, chatRequest, initialShape, MAX_ATTEMPTS, type RequestShape } from './request-shape.ts';
 import {
-  adjustShape,
-  chatRequest,
   DEFAULT_MAX_COMPLETION_TOKENS,
-  initialShape,
   parseCompletion,
   parseUsage,
-  type RequestShape,
   type Advice,
   type AdviceContext,
   type LLMFailureReason,
@@ -169,8 +168,8 @@ export class Advisor {
     let shape = this.#shapes.get(endpoint) ?? this.#initial;
     let status = 0;
     let text = '';
-    // At most one retry per optional field: token-limit name, temperature, JSON mode.
-    for (let attempt = 0; attempt < 4; attempt++) {
+    // At most one retry per refused field: token-limit names, temperature, each format step.
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       try {
         const res = await fetch(endpoint, {
           method: 'POST',

@@ -4,14 +4,8 @@ import fc from 'fast-check';
 import type * as v2 from '../../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './advice.ts';
 import { DEFAULTS } from '../decision/decide.ts';
-import {
-  chatRequest,
-  countReasons,
-  httpErrorMessage,
-  parseCompletion,
-  parseUsage,
-  sanitiseText,
-} from './protocol.ts';
+import { chatRequest, initialShape } from './request-shape.ts';
+import { countReasons, httpErrorMessage, parseCompletion, parseUsage, sanitiseText } from './protocol.ts';
 
 const ALLOWED = ['ScaleUp', 'Noop'];
 const completion = (content: unknown): string =>
@@ -21,6 +15,11 @@ const completion = (content: unknown): string =>
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
   });
 const answer = (o: unknown): string => completion(JSON.stringify(o));
+/** A completion that stopped at the token limit with `content` so far. */
+const cut = (content: string): string =>
+  JSON.stringify({
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'length' }],
+  });
 
 test('parseCompletion: table of answers', () => {
   const cases: [string, number, string, string][] = [
@@ -62,12 +61,32 @@ test('parseCompletion: table of answers', () => {
     ['missing key', 200, answer({ action: 'ScaleUp', confidence: 1 }), 'LLMInvalidAnswer'],
     ['confidence > 1', 200, answer({ action: 'ScaleUp', confidence: 2, reason: 'x' }), 'LLMInvalidAnswer'],
     [
+      'confidence between tenths',
+      200,
+      answer({ action: 'ScaleUp', confidence: 0.85, reason: 'x' }),
+      'LLMInvalidAnswer',
+    ],
+    [
+      'control characters in the reason',
+      200,
+      answer({ action: 'ScaleUp', confidence: 0.5, reason: 'a\u0000b\n\tc' }),
+      'LLMInvalidAnswer',
+    ],
+    ['empty reason', 200, answer({ action: 'ScaleUp', confidence: 0.5, reason: '' }), 'LLMInvalidAnswer'],
+    [
+      'reason over 60 characters',
+      200,
+      answer({ action: 'ScaleUp', confidence: 0.5, reason: 'x'.repeat(61) }),
+      'LLMInvalidAnswer',
+    ],
+    [
       'confidence string',
       200,
       answer({ action: 'ScaleUp', confidence: '1', reason: 'x' }),
       'LLMInvalidAnswer',
     ],
     ['array', 200, completion('[1,2]'), 'LLMInvalidAnswer'],
+    ['cut by the token limit', 200, cut('{"action": "ScaleUp", "confidence": 0.'), 'LLMInvalidAnswer'],
     ['no choices', 200, JSON.stringify({ choices: [] }), 'LLMInvalidAnswer'],
     ['not JSON body', 200, '<html>oops</html>', 'LLMInvalidAnswer'],
     ['HTTP 500', 500, '{"error":{"message":"boom"}}', 'LLMHTTPError'],
@@ -77,11 +96,14 @@ test('parseCompletion: table of answers', () => {
     const got = parseCompletion(status, body, ALLOWED);
     assert.equal(got.ok ? 'ok' : got.reason, want, name);
   }
-  const ok = parseCompletion(
-    200,
-    answer({ action: 'ScaleUp', confidence: 0.5, reason: 'a\u0000b\n\tc' }),
-    ALLOWED,
+  const truncated = parseCompletion(200, cut('{"action": "Sca'), ALLOWED);
+  assert.match(
+    truncated.ok ? '' : truncated.message,
+    /cut at the completion-token limit \(finish_reason length\)/,
   );
+  const complete = JSON.stringify({ action: 'Noop', confidence: 0, reason: 'ok' });
+  assert.equal(parseCompletion(200, cut(complete), ALLOWED).ok, true, 'complete at the limit: still advice');
+  const ok = parseCompletion(200, answer({ action: 'ScaleUp', confidence: 0.5, reason: 'a b c' }), ALLOWED);
   assert.deepEqual(ok, { ok: true, advice: { action: 'ScaleUp', confidence: 0.5, reason: 'a b c' } });
 });
 
@@ -204,7 +226,7 @@ test('the context is redacted: numbers and Event reasons only, no names, notes o
     now,
     DEFAULTS,
   );
-  const body = JSON.stringify(chatRequest('m', ctx));
+  const body = JSON.stringify(chatRequest('m', ctx, initialShape(200)));
   for (const secret of ['hunter2', 'payments', 'secret-team', 'DB_PASSWORD', 'password'])
     assert.ok(!body.includes(secret), secret);
   assert.deepEqual(ctx.recentEventReasons, { BackOff: 2, Unhealthy: 1 });

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Advisor, type AdvisorOptions } from './advisor.ts';
+import { adviceSchema } from './answer-schema.ts';
+import { adjustShape, initialShape, type RequestShape } from './request-shape.ts';
 import { ADVICE, ADVICE_CONTEXT, llmServers, testAdvisor } from '../../test/support/llm-advisor.ts';
 import type { LLMServer, LLMServerOptions } from '../../test/support/llm-server.ts';
 
@@ -30,29 +32,104 @@ const body = (s: LLMServer, i: number): Record<string, unknown> =>
 const ask = (a: Advisor, s: LLMServer, key = 'ns/task') =>
   a.advise(key, { endpoint: s.endpoint, model: 'test-model' }, CTX);
 
+void test('adjustShape: which refusal changes what, table', () => {
+  const start = initialShape(200, 0);
+  const err = (message: string, param: string | null = null): string =>
+    JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: null } });
+  const cases: [string, RequestShape, number, string, RequestShape | undefined][] = [
+    [
+      'OpenAI reasoning: max_tokens refused (names both)',
+      start,
+      400,
+      err(
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        'max_tokens',
+      ),
+      { ...start, tokensField: 'max_completion_tokens' },
+    ],
+    [
+      'older vLLM: max_completion_tokens forbidden',
+      start,
+      400,
+      err("[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens')}]"),
+      { ...start, tokensField: 'max_tokens' },
+    ],
+    [
+      'temperature refused',
+      { ...start, tokensField: 'max_completion_tokens' },
+      400,
+      err("Unsupported value: 'temperature' does not support 0", 'temperature'),
+      { maxCompletionTokens: 200, tokensField: 'max_completion_tokens', format: 'json_schema' },
+    ],
+    [
+      'llama-cpp-python: json_schema is a 500',
+      start,
+      500,
+      err("1 validation error: response_format.type Input should be 'text' or 'json_object'"),
+      { ...start, format: 'json_object_schema' },
+    ],
+    [
+      'schema inside json_object refused (FastAPI detail)',
+      { ...start, format: 'json_object_schema' },
+      422,
+      JSON.stringify({
+        detail: [{ loc: ['body', 'response_format', 'schema'], msg: 'Extra inputs are not permitted' }],
+      }),
+      { ...start, format: 'json_object' },
+    ],
+    [
+      'response_format refused',
+      { ...start, format: 'json_object' },
+      400,
+      'unknown field response_format',
+      { ...start, format: 'none' },
+    ],
+    ['nothing left to drop', { ...start, format: 'none' }, 400, err('response_format'), undefined],
+    ['a 500 naming nothing', start, 500, err('CUDA out of memory'), undefined],
+    [
+      'a 500 naming the token field is not a refusal',
+      start,
+      500,
+      err('max_tokens exceeds context'),
+      undefined,
+    ],
+    ['a 429', start, 429, err('response_format'), undefined],
+  ];
+  for (const [name, shape, status, text, want] of cases) {
+    assert.deepEqual(adjustShape(status, text, shape), want, name);
+  }
+});
+
 void describe('Advisor request shape', () => {
-  void test('OpenAI (reasoning model): max_completion_tokens, no sampling parameters, Bearer key: accepted at once', async () => {
+  void test('OpenAI (reasoning model): both token fields, then max_completion_tokens alone; the schema; no sampling parameters; Bearer key', async () => {
     const s = await server({ style: 'openai', apiKey: KEY });
-    const r = await ask(advisor(), s);
+    const a = advisor();
+    const r = await ask(a, s);
     assert.equal(r.kind, 'advice');
-    assert.equal(s.requests.length, 1);
-    const b = body(s, 0);
+    assert.equal(s.requests.length, 2);
+    assert.equal(body(s, 0)['max_tokens'], 200);
+    const b = body(s, 1);
     assert.equal(b['max_completion_tokens'], 200);
     assert.ok(!('max_tokens' in b) && !('temperature' in b));
-    assert.deepEqual(b['response_format'], { type: 'json_object' });
+    assert.deepEqual(b['response_format'], {
+      type: 'json_schema',
+      json_schema: { name: 'aiops_advice', strict: true, schema: adviceSchema(['ScaleUp', 'Noop']) },
+    });
     assert.equal(s.requests[0]?.headers.authorization, `Bearer ${KEY}`);
+    assert.equal((await ask(a, s)).kind, 'advice');
+    assert.equal(s.requests.length, 3, 'the accepted shape is remembered');
   });
 
   void test('OpenAI with a configured temperature it refuses: asked again without it, then remembered', async () => {
     const s = await server({ style: 'openai', apiKey: KEY });
     const a = advisor({ temperature: 0 });
     assert.equal((await ask(a, s)).kind, 'advice');
-    assert.equal(s.requests.length, 2);
-    assert.equal(body(s, 0)['temperature'], 0);
-    assert.ok(!('temperature' in body(s, 1)));
-    assert.equal((await ask(a, s)).kind, 'advice');
-    assert.equal(s.requests.length, 3, 'the next call goes out in the accepted shape');
+    assert.equal(s.requests.length, 3, 'max_tokens refused, then the temperature');
+    assert.equal(body(s, 1)['temperature'], 0);
     assert.ok(!('temperature' in body(s, 2)));
+    assert.equal((await ask(a, s)).kind, 'advice');
+    assert.equal(s.requests.length, 4, 'the next call goes out in the accepted shape');
+    assert.ok(!('temperature' in body(s, 3)));
   });
 
   void test('older vLLM (only max_tokens, extra fields refused): falls back to max_tokens, keeps the temperature, no key', async () => {
