@@ -16,7 +16,23 @@ export interface WebhookMetrics {
   inFlight: Gauge;
   /** Bytes those reviews were admitted with (their Content-Length, or the body limit without one). */
   inFlightBytes: Gauge;
+  /** When the serving certificate presented now expires (its notAfter), in Unix seconds. */
+  certificateExpiry: Gauge;
 }
+
+/**
+ * Every reason aiops_conversion_failures_total counts, each at 0 from the start so an alert's
+ * rate() sees the first failure (the shipped PrometheusRule, scripts/monitoring/alerts.ts).
+ */
+export const CONVERSION_FAILURE_REASONS = [
+  'malformed',
+  'conversion',
+  'stash_key_unavailable',
+  'body_too_large',
+  'overloaded',
+  'timeout',
+  'internal',
+] as const;
 
 /** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
 export function createMetrics(processMetrics = true): WebhookMetrics {
@@ -36,12 +52,7 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       labelNames: ['desired'],
       registers: [registry],
     }),
-    failures: new Counter({
-      name: 'aiops_conversion_failures_total',
-      help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
-      labelNames: ['reason'],
-      registers: [registry],
-    }),
+    failures: failures(registry),
     stashRejected: stashRejected(registry),
     certificateRejections: new Counter({
       name: 'aiops_conversion_certificate_rejections_total',
@@ -65,7 +76,24 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       help: 'Declared body bytes of the ConversionReviews in flight; never above the in-flight byte budget.',
       registers: [registry],
     }),
+    certificateExpiry: new Gauge({
+      name: 'aiops_conversion_certificate_expiration_timestamp_seconds',
+      help: 'When the serving certificate the webhook presents now expires (its notAfter), in Unix seconds; follows each reload.',
+      registers: [registry],
+    }),
   };
+}
+
+/** Failed requests by reason, every reason of CONVERSION_FAILURE_REASONS at 0 from the start. */
+function failures(registry: Registry): Counter<'reason'> {
+  const c = new Counter({
+    name: 'aiops_conversion_failures_total',
+    help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of CONVERSION_FAILURE_REASONS) c.inc({ reason }, 0);
+  return c;
 }
 
 /** The conversion stashes (or entries) ignored, every reason at 0 from the start. */

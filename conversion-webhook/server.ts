@@ -6,7 +6,7 @@
 // exception while answering (a value too deep to serialize, say) is that request's
 // Failure or 500, logged and counted. Runs standalone (main.ts) or inside a host process.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -127,6 +127,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const certPaths = opts.cert ?? certPathsIn(DEFAULT_CERT_DIR);
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const pair = readCertPair(certPaths);
+  recordExpiry(metrics, pair.cert);
   let stashKey = checkedKey(opts.stashKey ?? randomBytes(MIN_KEY_BYTES));
   if (!(stashKey instanceof Uint8Array))
     log.warn('no conversion stash key yet; reviews that need it fail until it is loaded', {
@@ -170,6 +171,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     certPaths,
     (next) => {
       server.setSecureContext(next);
+      recordExpiry(metrics, next.cert);
       log.info('serving certificate reloaded', { certFile: certPaths.certFile });
     },
     (err) => log.warn('serving certificate changed but cannot be loaded; keeping the old one', { err }),
@@ -192,6 +194,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     metrics,
     useCertificate: (next) => {
       server.setSecureContext({ cert: next.cert, key: next.key });
+      recordExpiry(metrics, next.cert);
     },
     useStashKey: (key) => {
       stashKey = checkedKey(key);
@@ -374,6 +377,20 @@ function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx)
  * Answers a request whose handling threw: a ConversionReview Failure naming the error when
  * the review's uid is known, else a 500; logged and counted. Never throws.
  */
+/**
+ * Sets aiops_conversion_certificate_expiration_timestamp_seconds from the (first) certificate
+ * of `cert` (PEM), which the TLS context has already accepted; leaves it as it was when the
+ * certificate cannot be parsed.
+ */
+function recordExpiry(metrics: WebhookMetrics, cert: Buffer | string): void {
+  try {
+    const notAfter = Date.parse(new X509Certificate(cert).validTo);
+    if (Number.isFinite(notAfter)) metrics.certificateExpiry.set(notAfter / 1000);
+  } catch {
+    // Not parseable here while TLS took it: the gauge keeps the previous value.
+  }
+}
+
 function internalError(res: ServerResponse, ctx: Ctx, uid: string, err: unknown): void {
   const message = `internal error: ${err instanceof Error ? err.message : String(err)}`;
   try {

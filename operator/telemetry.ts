@@ -2,8 +2,10 @@
 // standard series under their own names (runtime/metrics.ts: reconciles, work queue, apiserver
 // requests, leader election), the process and Node.js series every Prometheus client exports
 // (process_*, nodejs_*, unprefixed), and our domain series (aiops_*): actions by type and
-// outcome, guardrail refusals, remediations in flight, LLM calls by outcome, LLM call latency
-// and tokens by model, status writes. README's Metrics table lists them (metrics-doc.ts).
+// outcome, guardrail refusals, remediations in flight, AITasks Stalled, LLM circuit breakers
+// open, LLM calls by outcome, LLM call latency and tokens by model, status writes. README's
+// Metrics table lists them (metrics-doc.ts); the shipped alerts and dashboard read them
+// (scripts/monitoring/).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestResult } from '../api/kube/transport.ts';
@@ -64,21 +66,48 @@ export interface Telemetry {
   readonly statusWrites: Counter;
 }
 
+/** State the gauges read at each scrape (each default: always 0). */
+export interface Readings {
+  /** AITasks holding a remediation slot. */
+  readonly remediations?: () => number;
+  /** AITasks in the cache with Stalled=True. */
+  readonly stalledTasks?: () => number;
+  /** LLM circuit breakers open now (CircuitBreaker.openCount). */
+  readonly openBreakers?: () => number;
+}
+
 /**
- * Creates the metrics; `remediations` (AITasks holding a remediation slot) is read at scrape
- * time; `now` is the work queue metrics' clock in ms (default performance.now).
+ * Creates the metrics, the gauges of `readings` read at scrape time; `now` is the work queue
+ * metrics' clock in ms (default performance.now).
  */
-export function createTelemetry(remediations: () => number = () => 0, now?: () => number): Telemetry {
+export function createTelemetry(readings: Readings = {}, now?: () => number): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  new Gauge({
-    name: 'aiops_remediations_in_flight',
-    help: 'AITasks with a remediation under way (held against --max-concurrent-remediations)',
-    registers: [registry],
-    collect(): void {
-      this.set(remediations());
-    },
-  });
+  const gauge = (name: string, help: string, read: (() => number) | undefined): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect(): void {
+        this.set(read?.() ?? 0);
+      },
+    });
+  };
+  gauge(
+    'aiops_remediations_in_flight',
+    'AITasks with a remediation under way (held against --max-concurrent-remediations)',
+    readings.remediations,
+  );
+  gauge(
+    'aiops_tasks_stalled',
+    "AITasks whose Stalled condition is True: the operator stopped acting on them until a person fixes what the condition's reason names",
+    readings.stalledTasks,
+  );
+  gauge(
+    'aiops_llm_circuit_breakers_open',
+    'LLM circuit breakers (endpoint, model, namespace) open now: their calls are refused until the cool-off (--llm-circuit-cooloff) ends',
+    readings.openBreakers,
+  );
   const llmCallDuration = new Histogram({
     name: 'aiops_llm_call_duration_seconds',
     help: 'Wall time of LLM calls that went out (retries within a call included), by model',

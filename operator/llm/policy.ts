@@ -162,6 +162,11 @@ export class LruMap<K, V> {
   get size(): number {
     return this.#map.size;
   }
+
+  /** The values, least recently used first; reading them changes no recency. */
+  values(): IterableIterator<V> {
+    return this.#map.values();
+  }
 }
 
 /**
@@ -299,6 +304,17 @@ export class CircuitBreaker {
     if (now < s.until) return { ok: false, retryAt: s.until };
     this.#state.set(key, { kind: 'halfOpen' });
     return { ok: true };
+  }
+
+  /**
+   * Keys whose breaker is open at `now` (cooling off, or half-open with its one trial call
+   * out): what aiops_llm_circuit_breakers_open reports.
+   */
+  openCount(now: number): number {
+    let n = 0;
+    for (const s of this.#state.values())
+      if (s.kind === 'halfOpen' || (s.kind === 'open' && now < s.until)) n++;
+    return n;
   }
 
   /** Records a good answer: the breaker closes. */

@@ -14,6 +14,7 @@ import { buildCSV, type ClusterServiceVersion } from './csv.ts';
 import { disruptionBudget, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { checkReleases } from './graph.ts';
 import { plainManifests } from './plain.ts';
+import { bundleMonitoringObjects, monitoringObjects, ruleFile } from '../monitoring/objects.ts';
 import { bundleReadme } from './readme.ts';
 
 /** Where the generated files go. */
@@ -26,7 +27,22 @@ export const PATHS = {
   /** The same catalog with every bundle's manifests inline (what the local OLM installs from). */
   inlineCatalog: `bundle/catalog-inline/${PACKAGE_NAME}`,
   deploy: 'deploy/aiops-operator.yaml',
+  /** The optional monitoring objects of the plain install (scripts/monitoring/objects.ts). */
+  monitoring: 'deploy/aiops-monitoring.yaml',
+  /** Their rule group alone, as promtool reads it; deploy/monitoring/aiops-rules.test.yaml unit-tests it. */
+  rules: 'deploy/monitoring/aiops-rules.yaml',
 } as const;
+
+/** File name of `o` in bundle/manifests, as operator-sdk names them: `<name>_<group>_<version>_<kind>.yaml`. */
+function manifestName(o: Record<string, unknown>): string {
+  const meta = o['metadata'] as { name: string };
+  const [group, version] = String(o['apiVersion']).includes('/')
+    ? String(o['apiVersion']).split('/')
+    : ['', String(o['apiVersion'])];
+  return (
+    [meta.name, group, version, String(o['kind']).toLowerCase()].filter((p) => p !== '').join('_') + '.yaml'
+  );
+}
 
 /** Path of the olm.bundle blob of `version` in the catalog (or in the inline catalog). */
 export function bundleBlobPath(version: string, catalog: string = PATHS.catalog): string {
@@ -68,6 +84,7 @@ export function renderRelease(
     `${PATHS.manifests}/${DEFAULT_INSTALL.deployment}_policy_v1_poddisruptionbudget.yaml`,
     disruptionBudget(),
   );
+  for (const o of bundleMonitoringObjects()) yaml(`${PATHS.manifests}/${manifestName(o)}`, o);
   const annotations = bundleAnnotations(release);
   yaml(PATHS.annotations, { annotations });
   files.set(PATHS.dockerfile, dockerfile(annotations));
@@ -85,6 +102,14 @@ export function renderRelease(
         .map((o) => `---\n${toYaml(o)}`)
         .join(''),
   );
+  files.set(
+    PATHS.monitoring,
+    HEADER +
+      monitoringObjects({ namespace: DEFAULT_INSTALL.namespace })
+        .map((o) => `---\n${toYaml(o)}`)
+        .join(''),
+  );
+  files.set(PATHS.rules, HEADER + toYaml(ruleFile()));
   return files;
 }
 
@@ -128,7 +153,14 @@ export function releaseBlobs(
     [bundleBlobPath(release.version), HEADER + toYaml(bundleBlob(release, csv, crd))],
     [
       bundleBlobPath(release.version, PATHS.inlineCatalog),
-      HEADER + toYaml(inlineBundleBlob(release, csv, crd, [metricsReaderClusterRole(), disruptionBudget()])),
+      HEADER +
+        toYaml(
+          inlineBundleBlob(release, csv, crd, [
+            metricsReaderClusterRole(),
+            disruptionBudget(),
+            ...bundleMonitoringObjects(),
+          ]),
+        ),
     ],
   ]);
 }

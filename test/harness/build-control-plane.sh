@@ -2,7 +2,8 @@
 # Builds the real Kubernetes components the test harness runs (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy),
 # OLM's own validators (operator-sdk, opm), OLM itself (olm), krew (krew,
-# validate-krew-manifest), Prometheus (prometheus) and Helm 3 (helm) from Go modules, once, into a cache
+# validate-krew-manifest), Prometheus (prometheus), Helm 3 (helm), promtool (promtool) and
+# prometheus-operator's CRDs (monitoring-crds) from Go modules, once, into a cache
 # directory outside the repository, and prints that directory. `all` builds the control
 # plane only; the others are built on request.
 #
@@ -13,7 +14,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,8 +61,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -136,5 +137,36 @@ if [[ "$what" == helm ]]; then
     ld+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kminor"
   done
   build helm helm -- -ldflags "$ld" helm.sh/helm/v3/cmd/helm
+fi
+# promtool for the monitoring tests (`promtool check rules`, `promtool test rules` on
+# deploy/monitoring/), from the same Prometheus module version as prometheus in a wrapper of
+# its own (it needs a few modules Prometheus does not, and prometheus' cache key stays put;
+# test/monitoring/promtool.test.ts checks both pin one version). Stamped the same way.
+if [[ "$what" == promtool ]]; then
+  v="$(mod_version promtool github.com/prometheus/prometheus)"
+  pv="$(cd "$HERE/tools/promtool" && go mod download github.com/prometheus/prometheus &&
+    cat "$(go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)/VERSION")"
+  build promtool promtool -- -tags=remove_all_sd \
+    -ldflags "-X github.com/prometheus/common/version.Version=$pv -X github.com/prometheus/common/version.Revision=$v -X github.com/prometheus/common/version.Branch=$v" \
+    github.com/prometheus/prometheus/cmd/promtool
+fi
+# prometheus-operator's ServiceMonitor and PrometheusRule CRDs (the monitoring tests apply
+# them to the test apiserver, so the shipped objects meet the real schemas), copied from the
+# module's example/prometheus-operator-crd into $BIN/monitoring-crds. v0.85.0 is the newest
+# the module proxy serves here. Only downloaded (nothing compiled), outside any module.
+if [[ "$what" == monitoring-crds ]]; then
+  pov=v0.85.0 dest="$BIN/monitoring-crds-v0.85.0"
+  if [[ ! -f "$dest/monitoring.coreos.com_prometheusrules.yaml" ]]; then
+    log "downloading prometheus-operator $pov's CRDs"
+    src="$(cd "$CACHE" && GOFLAGS= go mod download -json "github.com/prometheus-operator/prometheus-operator@$pov" |
+      sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    [[ -n "$src" ]] || { log "go mod download gave no module directory"; exit 1; }
+    rm -rf "$dest.tmp"; mkdir -p "$dest.tmp"
+    for kind in servicemonitors prometheusrules; do
+      cp "$src/example/prometheus-operator-crd/monitoring.coreos.com_$kind.yaml" "$dest.tmp/"
+    done
+    chmod -R u+w "$dest.tmp"; rm -rf "$dest"; mv "$dest.tmp" "$dest"
+  fi
+  ln -sfn "$dest" "$BIN/monitoring-crds"
 fi
 echo "$BIN"
