@@ -37,9 +37,14 @@ export function helmOptionalBlock(key: string, value: string): string {
   return helmLines(`{{- with ${value} }}`, `${key}:`, `  {{- toYaml . | nindent %I+2% }}`, '{{- end }}');
 }
 
-/** `value` as YAML with every marker replaced by its template text. */
+/**
+ * `value` as YAML with every marker replaced by its template text; braces that would open or
+ * close a Go template in the value itself (a dashboard's `{{legend}}`) are written so that
+ * Helm prints them as they are.
+ */
 export function templateYaml(value: unknown): string {
   return toYaml(value)
+    .replace(/\{\{|\}\}/g, (m) => `{{ "${m}" }}`)
     .replace(LINES, (_line, indent: string, payload: string) =>
       unhex(payload)
         .split('\n')

@@ -116,9 +116,11 @@ cert-manager's cainjector writes the CA into the CRD, whose annotation the chart
       value: { enabled: false, issuerRef: {} },
     },
     {
-      comment: `Metrics Service, ServiceMonitor, PrometheusRule and Grafana dashboard (needs prometheus-operator's CRDs).`,
+      comment: `The metrics Service, ServiceMonitor, PrometheusRule and Grafana dashboard ConfigMap (label grafana_dashboard: "1")
+of deploy/aiops-monitoring.yaml; needs prometheus-operator's CRDs. labels: added to each, e.g. {release: kube-prometheus-stack}
+for a Prometheus that selects by it. Bind the scraping Prometheus' ServiceAccount to the aiops-metrics-reader ClusterRole.`,
       key: 'monitoring',
-      value: { enabled: false },
+      value: { enabled: false, labels: {} },
     },
   ];
 }

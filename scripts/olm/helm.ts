@@ -23,6 +23,7 @@ import { deploymentSpec, WEBHOOK_CERT_DIR, WEBHOOK_SERVICE_PORT } from './deploy
 import { LLM_VALUE_FLAGS, PROMETHEUS_URL_REQUIRED, valuesYaml } from './helm-values.ts';
 import { helmBlock, helmExpr, helmLines, helmOptionalBlock, templateYaml } from './helm-text.ts';
 import { plainManifests, WEBHOOK_CERT_SECRET } from './plain.ts';
+import { monitoringObjects } from '../monitoring/objects.ts';
 
 /** Where `npm run generate` writes the chart. */
 export const CHART_DIR = 'deploy/helm/aiops-operator';
@@ -207,6 +208,24 @@ ${templateYaml(certificate)}{{- end }}
 `;
 }
 
+/**
+ * templates/monitoring.yaml: the monitoring objects of scripts/monitoring/objects.ts (metrics
+ * Service, ServiceMonitor, PrometheusRule, dashboard ConfigMap) when monitoring.enabled, with
+ * monitoring.labels (e.g. the `release` a Prometheus selects by) on each.
+ */
+function monitoringTemplate(): string {
+  const labels = helmLines(
+    '{{- with .Values.monitoring.labels }}',
+    '{{- toYaml . | nindent %I+0% }}',
+    '{{- end }}',
+  );
+  const objects = monitoringObjects({ namespace: NS, selectorLabels: { [labels]: '' } }).map((o) => {
+    const m = o as unknown as Manifest;
+    return templateYaml({ ...m, metadata: { ...m.metadata, namespace: NAMESPACE } });
+  });
+  return `{{- if .Values.monitoring.enabled }}\n${objects.join('---\n')}{{- end }}\n`;
+}
+
 /** The CRD as the chart ships it in crds/: the current one, with cert-manager's annotation. */
 export function chartCRD(crd?: CustomResourceDefinition): CustomResourceDefinition {
   const base =
@@ -284,6 +303,7 @@ export function chartFiles(version: string, crd?: CustomResourceDefinition): Map
       })}{{- end }}\n`,
     ],
     ['templates/cert-manager.yaml', HEADER + certManagerTemplate()],
+    ['templates/monitoring.yaml', HEADER + monitoringTemplate()],
     [
       'templates/NOTES.txt',
       `The aiops operator is installed in {{ .Release.Namespace }} ({{ .Values.replicaCount }} replicas), querying {{ .Values.prometheus.url }}.

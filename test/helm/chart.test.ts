@@ -240,4 +240,34 @@ describe('Helm chart deploy/helm/aiops-operator', { skip: skipUnlessHelm() }, ()
       0,
     );
   });
+
+  it('with monitoring.enabled: the objects of deploy/aiops-monitoring.yaml, alert templates printed as written', () => {
+    const plain = objectsOf(readFileSync(join(ROOT, 'deploy/aiops-monitoring.yaml'), 'utf8'));
+    const off = renderChart(CHART, [`prometheus.url=${PROM}`]);
+    assert.equal(off.filter((o) => o.kind === 'ServiceMonitor').length, 0, 'off by default');
+    const on = renderChart(CHART, [
+      `prometheus.url=${PROM}`,
+      'monitoring.enabled=true',
+      'monitoring.labels.release=kube-prometheus-stack',
+    ]);
+    for (const p of plain) {
+      const c = on.find((x) => key(x) === key(p));
+      assert.ok(c, `rendered ${key(p)}`);
+      assert.deepEqual(body(c), body(p), key(p));
+    }
+    for (const kind of ['ServiceMonitor', 'PrometheusRule'])
+      assert.equal(find(on, kind).metadata.labels?.['release'], 'kube-prometheus-stack', kind);
+    const r = helm([
+      'lint',
+      '--strict',
+      CHART,
+      '--namespace',
+      'aiops-system',
+      '--set',
+      `prometheus.url=${PROM}`,
+      '--set',
+      'monitoring.enabled=true',
+    ]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+  });
 });
