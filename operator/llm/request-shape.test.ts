@@ -62,10 +62,18 @@ void test('adjustShape: which refusal changes what, table', () => {
       { maxCompletionTokens: 200, tokensField: 'max_completion_tokens', format: 'json_schema' },
     ],
     [
-      'llama-cpp-python: json_schema is a 500',
+      'llama-cpp-python 0.3.36: json_schema is a 500 (its body, verbatim)',
       start,
       500,
-      err("1 validation error: response_format.type Input should be 'text' or 'json_object'"),
+      JSON.stringify({
+        error: {
+          message:
+            "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions",
+          type: 'internal_server_error',
+          param: null,
+          code: null,
+        },
+      }),
       { ...start, format: 'json_object_schema' },
     ],
     [
