@@ -31,7 +31,7 @@ import {
 import { Resources, type Deployment, type Lease } from './runtime/kinds.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import type { Logger } from '../api/log.ts';
-import { PrometheusClient } from './edges/prometheus.ts';
+import { NO_PROMETHEUS, PrometheusClient } from './edges/prometheus.ts';
 import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
 import { startServers, type SecureMetrics } from './runtime/server.ts';
@@ -45,7 +45,8 @@ import { startMarkSweeper, type MarkSweeper } from './mark-sweep.ts';
 export interface OperatorOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
-  readonly prometheusUrl: string;
+  /** Prometheus' base URL; undefined: none, and every task says what to set (NO_PROMETHEUS). */
+  readonly prometheusUrl: string | undefined;
   readonly defaultQuery: string;
   readonly allowCrossNamespace: boolean;
   readonly maxConcurrentReconciles: number;
@@ -162,14 +163,7 @@ function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const log = o.log;
   const slots = new RemediationSlots(o.maxConcurrentRemediations, o.maxConcurrentRemediationsPerNamespace);
-  const breaker = new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs);
-  const telemetry = createTelemetry({
-    remediations: () => slots.holders().length,
-    stalledTasks: () =>
-      taskCache.list().filter((t) => findCondition(t.status?.conditions, 'Stalled')?.status === 'True')
-        .length,
-    openBreakers: () => breaker.openCount(Date.now()),
-  });
+  const telemetry = createTelemetry(() => slots.holders().length);
   const transport = await KubeTransport.create({
     ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
@@ -267,12 +261,13 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     tasks,
     taskCache,
     deployments,
-    prometheus: new PrometheusClient({ url: o.prometheusUrl }),
+    prometheus:
+      o.prometheusUrl === undefined ? NO_PROMETHEUS : new PrometheusClient({ url: o.prometheusUrl }),
     actions,
     advisor: new Advisor({
       allowlist: o.llm.allowlist,
       budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour, o.llm.namespaceCallsPerHour),
-      breaker,
+      breaker: new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs),
       ...(o.llm.apiKeyEnv !== undefined ? { apiKeyEnv: o.llm.apiKeyEnv } : {}),
       ...(o.llm.maxCompletionTokens !== undefined ? { maxCompletionTokens: o.llm.maxCompletionTokens } : {}),
       ...(o.llm.temperature !== undefined ? { temperature: o.llm.temperature } : {}),
@@ -310,6 +305,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       ? { ...o.metricsTLS, authorize: (header, method, path) => authorizer.check(header, method, path) }
       : undefined,
   );
+  if (o.prometheusUrl === undefined)
+    log.warn('no Prometheus URL: every AITask reports MetricsAvailable=False until one is set', {
+      set: 'AIOPS_PROMETHEUS_URL or --prometheus-url',
+    });
   log.info('serving endpoints', {
     metricsPort: servers.metricsPort,
     metricsScheme: o.metricsSecure ? 'https' : 'http',

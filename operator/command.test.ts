@@ -95,6 +95,8 @@ void describe('operator settings', () => {
     assert.equal(o.llm.maxCompletionTokens, 200);
     assert.equal(o.llm.apiKeyEnv, 'AIOPS_LLM_API_KEY');
     assert.equal(o.leaderElect, false);
+    assert.equal(o.prometheusUrl, undefined, 'no Prometheus URL unless one is set');
+    assert.equal((await parse([], { AIOPS_PROMETHEUS_URL: '' })).prometheusUrl, undefined, 'empty is none');
   });
 
   void test('switches: bare flag on, =false off, and the variable "false" off', async () => {

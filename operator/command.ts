@@ -163,7 +163,10 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       '--watch-label-selector <selector>',
       'reconcile only AITasks matching this label selector, e.g. shard=a (default: all)',
     )
-    .requiredOption('--prometheus-url <url>', 'Prometheus base URL', 'http://localhost:9090')
+    .option(
+      '--prometheus-url <url>',
+      'Prometheus base URL, e.g. http://prometheus-operated.monitoring.svc:9090 (no default: without it every AITask reports MetricsAvailable=False, reason PrometheusNotConfigured, saying what to set)',
+    )
     .option(
       '--default-query <promql>',
       'query when trigger.query is empty; {{namespace}} and {{name}} are the target',
@@ -369,7 +372,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         ...opt('context', str('context')),
         ...opt('namespace', str('namespace')),
         ...opt('watchLabelSelector', str('watchLabelSelector')),
-        prometheusUrl: str('prometheusUrl') ?? '',
+        prometheusUrl: str('prometheusUrl') === '' ? undefined : str('prometheusUrl'),
         defaultQuery: str('defaultQuery') ?? DEFAULT_QUERY_TEMPLATE,
         allowCrossNamespace: f.allowCrossNamespace === true,
         confineQueries: f.confineQueries === true,

@@ -7,7 +7,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import { confineQuery } from './decision/confine.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
-import { renderQuery, type PrometheusClient } from './edges/prometheus.ts';
+import { renderQuery, type MetricReader } from './edges/prometheus.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
 
@@ -54,7 +54,8 @@ export function observeTarget(
 
 /** What reading the metric needs. */
 export interface MetricSources {
-  readonly prometheus: PrometheusClient;
+  /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
+  readonly prometheus: MetricReader;
   /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}` are the target's. */
   readonly defaultQuery: string;
   /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */

@@ -38,7 +38,7 @@ import type { ActionGate } from './action-gate.ts';
 import { stalledStatus } from './decision/stalled.ts';
 import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
 import { finalizeTask } from './finalize.ts';
-import type { PrometheusClient } from './edges/prometheus.ts';
+import type { MetricReader } from './edges/prometheus.ts';
 import { observeMetric, observeTarget } from './observe.ts';
 
 /** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
@@ -86,7 +86,8 @@ export interface ReconcilerDeps {
   readonly tasks: AITaskClient;
   readonly taskCache: Informer<v2.AITask>;
   readonly deployments: Informer<Deployment>;
-  readonly prometheus: PrometheusClient;
+  /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
+  readonly prometheus: MetricReader;
   readonly actions: Actions;
   /** The LLM advisor for AITasks in decision mode LLM. */
   readonly advisor: Advisor;

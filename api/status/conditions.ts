@@ -37,6 +37,7 @@ export const Reason = {
   CrossNamespaceRefused: 'CrossNamespaceRefused',
   DuplicateTarget: 'DuplicateTarget',
   MetricsUnavailable: 'MetricsUnavailable',
+  PrometheusNotConfigured: 'PrometheusNotConfigured',
   NoData: 'NoData',
   QueryFailed: 'QueryFailed',
   QueryRefused: 'QueryRefused',

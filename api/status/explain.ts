@@ -76,6 +76,8 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
       return `create the AITask in the target's namespace, or start the operator with cross-namespace targets allowed`;
     case Reason.DuplicateTarget:
       return `another AITask already watches ${ref}: delete or retarget one of them`;
+    case Reason.PrometheusNotConfigured:
+      return "give the operator your Prometheus' URL: AIOPS_PROMETHEUS_URL on its container (kubectl -n aiops-system set env deployment/aiops-operator AIOPS_PROMETHEUS_URL=<url>; Helm: prometheus.url; OLM: the Subscription's spec.config.env)";
     case Reason.MetricsUnavailable:
     case Reason.QueryFailed:
       return "check that Prometheus is reachable at the operator's --prometheus-url and that spec.trigger.query is valid PromQL";

@@ -41,7 +41,8 @@ export type MetricObservation =
   | { readonly ok: true; readonly value: number }
   | {
       readonly ok: false;
-      readonly reason: 'MetricsUnavailable' | 'NoData' | 'QueryFailed' | 'QueryRefused';
+      readonly reason:
+        'MetricsUnavailable' | 'NoData' | 'QueryFailed' | 'QueryRefused' | 'PrometheusNotConfigured';
       readonly message: string;
     };
 

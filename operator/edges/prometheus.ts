@@ -74,6 +74,28 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
   return { ok: true, value };
 }
 
+/** Reads one metric value; PrometheusClient, or NO_PROMETHEUS when the operator has no URL. */
+export interface MetricReader {
+  /** Runs `query` now; never throws. */
+  query(query: string): Promise<MetricObservation>;
+}
+
+/**
+ * What a task reads while the operator was started without a Prometheus URL: nothing is dialled,
+ * and every task's MetricsAvailable condition says what to set, in each install path's terms.
+ */
+export const NO_PROMETHEUS: MetricReader = {
+  query: () =>
+    Promise.resolve({
+      ok: false,
+      reason: 'PrometheusNotConfigured',
+      message:
+        "the operator has no Prometheus URL: set AIOPS_PROMETHEUS_URL on the operator's container " +
+        '(plain install: kubectl -n aiops-system set env deployment/aiops-operator AIOPS_PROMETHEUS_URL=<url>; ' +
+        "Helm: --set prometheus.url=<url>; OLM: the Subscription's spec.config.env) or pass --prometheus-url",
+    }),
+};
+
 /** Options of PrometheusClient. */
 export interface PrometheusOptions {
   /** Base URL, e.g. `http://prometheus:9090`. */
@@ -88,7 +110,7 @@ export interface PrometheusOptions {
 const TOO_LARGE = 'ERESPONSETOOLARGE';
 
 /** An instant-query client for one Prometheus. */
-export class PrometheusClient {
+export class PrometheusClient implements MetricReader {
   readonly #base: string;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
