@@ -163,7 +163,14 @@ function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
 export async function startOperator(o: OperatorOptions): Promise<RunningOperator> {
   const log = o.log;
   const slots = new RemediationSlots(o.maxConcurrentRemediations, o.maxConcurrentRemediationsPerNamespace);
-  const telemetry = createTelemetry(() => slots.holders().length);
+  const breaker = new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs);
+  const telemetry = createTelemetry({
+    remediations: () => slots.holders().length,
+    stalledTasks: () =>
+      taskCache.list().filter((t) => findCondition(t.status?.conditions, 'Stalled')?.status === 'True')
+        .length,
+    openBreakers: () => breaker.openCount(Date.now()),
+  });
   const transport = await KubeTransport.create({
     ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
@@ -267,7 +274,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     advisor: new Advisor({
       allowlist: o.llm.allowlist,
       budget: new CallBudget(o.llm.taskCallsPerHour, o.llm.callsPerHour, o.llm.namespaceCallsPerHour),
-      breaker: new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs),
+      breaker,
       ...(o.llm.apiKeyEnv !== undefined ? { apiKeyEnv: o.llm.apiKeyEnv } : {}),
       ...(o.llm.maxCompletionTokens !== undefined ? { maxCompletionTokens: o.llm.maxCompletionTokens } : {}),
       ...(o.llm.temperature !== undefined ? { temperature: o.llm.temperature } : {}),
