@@ -2,7 +2,7 @@
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
-// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed (default: all);
+// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed, llm (default: all);
 // memory-oversized runs only memory's measure of 1,500 AITasks with 250 KiB annotations.
 
 import { startEnvironment } from '../test/support/environment.ts';
@@ -11,6 +11,7 @@ import { bench as plugin } from '../test/bench/plugin.ts';
 import { bench as operator } from '../test/bench/operator.ts';
 import { bench as memory } from '../test/bench/memory.ts';
 import { bench as deployed } from '../test/bench/deployed.ts';
+import { bench as llm } from '../test/bench/llm.ts';
 import type { Environment } from '../test/support/environment.ts';
 
 const sections: Record<string, (env: Environment) => Promise<void>> = {
@@ -19,6 +20,7 @@ const sections: Record<string, (env: Environment) => Promise<void>> = {
   operator,
   memory,
   deployed,
+  llm,
 };
 /** Sections run only when named. */
 const named: Record<string, (env: Environment) => Promise<void>> = {
