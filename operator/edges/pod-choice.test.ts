@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownedPods, pickPod, type ReplicaSet } from './actions.ts';
+import { ownedPods, pickPod, type ReplicaSet } from './pod-choice.ts';
 import type { Pod } from '../runtime/kinds.ts';
 
 const pod = (
