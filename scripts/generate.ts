@@ -1,6 +1,7 @@
 // `npm run generate`: writes every generated artefact from api/ so that a clean git
 // tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`),
-// the Helm chart, and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts).
+// the Helm chart, and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts)
+// and docs/operator.md's alerts table (scripts/monitoring/alerts.ts).
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,6 +13,8 @@ import { writeBundle } from './bundle.ts';
 import { CHART_DIR, currentChartFiles, writeChart } from './olm/helm.ts';
 import { format, resolveConfig } from 'prettier';
 import { metricsTable, operatorMetricDocs, withMetricsTable } from '../operator/metrics-doc.ts';
+import { alertsTable, withAlertsTable } from './monitoring/alerts.ts';
+import { jobName } from './monitoring/objects.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -48,5 +51,10 @@ const table = await format(metricsTable(operatorMetricDocs()), {
   parser: 'markdown',
 });
 const readme = readFileSync(readmePath, 'utf8');
-const updated = withMetricsTable(readme, table);
+// And its Monitoring section's alerts table (scripts/monitoring/alerts.ts), the same way.
+const alerts = await format(alertsTable(jobName()), {
+  ...(await resolveConfig(readmePath)),
+  parser: 'markdown',
+});
+const updated = withAlertsTable(withMetricsTable(readme, table), alerts);
 if (updated !== readme) write('docs/operator.md', updated);

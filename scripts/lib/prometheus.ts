@@ -149,6 +149,27 @@ export async function startPrometheus(
   timeoutMs = 30_000,
   host = '127.0.0.1',
 ): Promise<Prometheus> {
+  const config = [
+    'global:',
+    '  scrape_interval: 1s',
+    '  evaluation_interval: 1s',
+    'scrape_configs:',
+    '  - job_name: test',
+    '    scrape_interval: 1s',
+    `    static_configs: [{ targets: [${targets.map((t) => `"${t}"`).join(', ')}] }]`,
+  ].join('\n');
+  return startPrometheusWithConfig(config, timeoutMs, host);
+}
+
+/**
+ * Starts Prometheus as startPrometheus does, with `config` (prometheus.yml text: scrape
+ * configs, rule files by absolute path) instead of the exporter's one job.
+ */
+export async function startPrometheusWithConfig(
+  config: string,
+  timeoutMs = 30_000,
+  host = '127.0.0.1',
+): Promise<Prometheus> {
   const binary = prometheusBinary();
   // Synchronous, so an exit cannot fall between making the dir and the hook removing it.
   const dir = mkdtempSync(join(tmpdir(), 'aiops-prometheus-'));
@@ -161,15 +182,6 @@ export async function startPrometheus(
   };
   process.once('exit', onExit);
   const [port = 0] = await freePorts(1, host);
-  const config = [
-    'global:',
-    '  scrape_interval: 1s',
-    '  evaluation_interval: 1s',
-    'scrape_configs:',
-    '  - job_name: test',
-    '    scrape_interval: 1s',
-    `    static_configs: [{ targets: [${targets.map((t) => `"${t}"`).join(', ')}] }]`,
-  ].join('\n');
   writeFileSync(join(dir, 'prometheus.yml'), config + '\n');
   const running = spawn(
     binary,

@@ -218,7 +218,11 @@ export function ruleGroup(job: string): { name: string; rules: AlertingRule[] } 
 
 /** The Markdown table of docs/operator.md's Monitoring section: alert, severity, meaning, what to do. */
 export function alertsTable(job: string): string {
-  const cell = (s: string): string => s.replaceAll('|', '\\|').replaceAll(/\{\{[^}]*\}\}/g, '…');
+  const cell = (s: string): string =>
+    s
+      .replaceAll('|', '\\|')
+      .replaceAll(/\{\{ \$labels\.(\w+) \}\}/g, '`$1`')
+      .replaceAll(/\{\{[^}]*\}\}/g, '`value`');
   return [
     '| Alert | Severity | Means | What to do |',
     '| --- | --- | --- | --- |',
@@ -227,4 +231,18 @@ export function alertsTable(job: string): string {
     ),
     '',
   ].join('\n');
+}
+
+/** The comments docs/operator.md's alerts table sits between; `npm run generate` writes it. */
+export const ALERTS_TABLE_MARKERS = {
+  begin: '<!-- alerts-table:begin (npm run generate writes this table from scripts/monitoring/alerts.ts) -->',
+  end: '<!-- alerts-table:end -->',
+} as const;
+
+/** `doc` with `table` between ALERTS_TABLE_MARKERS; throws when the markers are missing. */
+export function withAlertsTable(doc: string, table: string): string {
+  const begin = doc.indexOf(ALERTS_TABLE_MARKERS.begin);
+  const end = doc.indexOf(ALERTS_TABLE_MARKERS.end);
+  if (begin < 0 || end < begin) throw new Error('docs/operator.md lacks the alerts-table markers');
+  return `${doc.slice(0, begin + ALERTS_TABLE_MARKERS.begin.length)}\n\n${table.trimEnd()}\n\n${doc.slice(end)}`;
 }
