@@ -1,25 +1,31 @@
 // `npm run cluster -- up | down | env | status`: a persistent local control plane for
 // developers and for running the operator by hand. `up` starts the harness cluster detached
 // (it outlives this command) and records it in a state file; the other subcommands find it
-// there. Tests do not use this; they call startCluster() and own their cluster.
+// there. `up --prometheus` also runs a real Prometheus scraping a demo exporter, recorded in
+// the same state. Tests do not use this; they call startCluster() and own their cluster.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { attachCluster, MARKER_FILE, startCluster } from './cluster.ts';
+import { startLocalPrometheus } from './local-prometheus.ts';
 import { olmMissing } from './olm.ts';
 import { probe } from './kube-http.ts';
 import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
-import { componentLiveness, readState, writeState } from './state.ts';
+import { componentLiveness, readState, writeState, type CliState } from './state.ts';
 
-const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm]|down|env|status>
+const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm] [--prometheus]|down|env|status>
   up      build the binaries if missing, start the control plane detached, print export KUBECONFIG=...
           --real-node: a real node (containerd + kubelet + kube-proxy; root, Debian packages)
                        instead of the two kwok nodes, so every Pod runs for real
           --olm: also OLM, serving bundle/catalog-inline as CatalogSource olm/aiops-catalog
+          --prometheus: also a real Prometheus scraping a demo exporter (npm start's
+                       demo_load{namespace="demo",deployment="web"}), on 127.0.0.1:9090, with
+                       --real-node on 10.250.0.1:9090 (where the node's Pods reach the host);
+                       prints its URL (port: AIOPS_PROMETHEUS_PORT, 0 = a free one)
   down    stop every process recorded in the state file and remove the cluster dir
   env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)
-  status  say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
+  status  list the processes, say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
 env: AIOPS_CACHE (default ~/.cache/aiops), AIOPS_BIN_DIR (default $AIOPS_CACHE/bin),
      AIOPS_CLUSTER_DIR (default $AIOPS_CACHE/cluster)`;
 
@@ -49,13 +55,53 @@ async function running(dir: string): Promise<Awaited<ReturnType<typeof readState
   return state && componentLiveness(state).every((c) => c.running) ? state : undefined;
 }
 
-async function up(dir: string, realNode: boolean, olm: boolean): Promise<number> {
+/** What `up` was asked for besides the control plane. */
+interface UpFlags {
+  readonly realNode: boolean;
+  readonly olm: boolean;
+  readonly prometheus: boolean;
+}
+
+/**
+ * Starts the Prometheus of `--prometheus` beside the running cluster of `state` and records it
+ * in the state file. On failure the cluster keeps running and the error says so.
+ */
+async function addPrometheus(state: CliState): Promise<void> {
+  const p = await startLocalPrometheus({ dir: state.dir, realNode: state.realNode === true, log: err }).catch(
+    (e: unknown) => {
+      throw new Error(
+        `Prometheus did not start: ${e instanceof Error ? e.message : String(e)}\n` +
+          '(the cluster runs: `npm run cluster -- up --prometheus` tries again, `npm run cluster -- down` stops it; ' +
+          'a port in use: set AIOPS_PROMETHEUS_PORT)',
+      );
+    },
+  );
+  const { url, exporterUrl } = p;
+  await writeState({
+    ...state,
+    components: [...state.components, ...p.components],
+    prometheus: { url, exporterUrl },
+  });
+  printPrometheus({ url, exporterUrl });
+}
+
+function printPrometheus(p: NonNullable<CliState['prometheus']>): void {
+  err(`Prometheus: ${p.url} (the operator's --prometheus-url, or AIOPS_PROMETHEUS_URL)`);
+  err(
+    `  demo metric demo_load{namespace="demo",deployment="web"}: curl -X POST '${p.exporterUrl}/load?value=0.95'`,
+  );
+}
+
+async function up(dir: string, flags: UpFlags): Promise<number> {
+  const { realNode, olm } = flags;
   const state = await readState(dir);
   if (state) {
     if (componentLiveness(state).every((c) => c.running)) {
       if (realNode && state.realNode !== true)
         throw new Error('a cluster without a real node runs; stop it first: npm run cluster -- down');
       err(`cluster already running (${state.server}, dir ${dir})`);
+      if (state.prometheus) printPrometheus(state.prometheus);
+      else if (flags.prometheus) await addPrometheus(state);
       process.stdout.write(exportLine(state.kubeconfigPath) + '\n');
       return 0;
     }
@@ -107,6 +153,7 @@ async function up(dir: string, realNode: boolean, olm: boolean): Promise<number>
   err(
     `cluster up in ${cluster.startupMs} ms: ${cluster.server}, dir ${dir}; stop it with: npm run cluster -- down`,
   );
+  if (flags.prometheus) await addPrometheus(cluster);
   process.stdout.write(exportLine(cluster.kubeconfigPath) + '\n');
   return 0;
 }
@@ -135,6 +182,7 @@ async function status(dir: string): Promise<number> {
   const ready = (await probe(`${state.server}/readyz`)) === 200;
   if (live.every((c) => c.running) && ready) {
     err(`running: ${state.server} (since ${state.startedAt}), kubeconfig ${state.kubeconfigPath}`);
+    if (state.prometheus) printPrometheus(state.prometheus);
     return 0;
   }
   if (live.some((c) => c.running)) {
@@ -151,10 +199,15 @@ async function status(dir: string): Promise<number> {
 export async function main(args: readonly string[]): Promise<number> {
   const dir = persistentClusterDir();
   const flags = args.slice(1);
-  const upFlags = args[0] === 'up' && flags.every((f) => f === '--real-node' || f === '--olm');
+  const upFlags =
+    args[0] === 'up' && flags.every((f) => f === '--real-node' || f === '--olm' || f === '--prometheus');
   switch (args.length === 1 || upFlags ? args[0] : undefined) {
     case 'up':
-      return up(dir, flags.includes('--real-node'), flags.includes('--olm'));
+      return up(dir, {
+        realNode: flags.includes('--real-node'),
+        olm: flags.includes('--olm'),
+        prometheus: flags.includes('--prometheus'),
+      });
     case 'down':
       return down(dir);
     case 'status':
