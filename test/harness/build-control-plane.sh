@@ -3,7 +3,8 @@
 # kube-controller-manager, kube-scheduler, kwok, and the real node's kubelet and kube-proxy),
 # OLM's own validators (operator-sdk, opm), OLM itself (olm), krew (krew,
 # validate-krew-manifest), Prometheus (prometheus), Helm 3 (helm), promtool (promtool) and
-# prometheus-operator's CRDs (monitoring-crds) from Go modules, once, into a cache
+# prometheus-operator's CRDs (monitoring-crds), and the bench's controller-runtime peer
+# (go-peer, test/bench/go-peer: a module with its own source) from Go modules, once, into a cache
 # directory outside the repository, and prints that directory. `all` builds the control
 # plane only; the others are built on request.
 #
@@ -14,7 +15,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds]
+# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -61,8 +62,8 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds]" >&2; exit 2 ;;
+  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer) ;;
+  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]" >&2; exit 2 ;;
 esac
 if [[ "$what" == etcd || "$what" == all ]]; then
   # etcd's main package is its server module root, which `go build` would name "server".
@@ -168,5 +169,20 @@ if [[ "$what" == monitoring-crds ]]; then
     chmod -R u+w "$dest.tmp"; rm -rf "$dest"; mv "$dest.tmp" "$dest"
   fi
   ln -sfn "$dest" "$BIN/monitoring-crds"
+fi
+# The Go controller-runtime peer of `npm run bench -- peer` (test/bench/go-peer): not a
+# wrapper but a module with its own main.go, so its key also hashes the Go sources.
+if [[ "$what" == go-peer ]]; then
+  peer="$HERE/../bench/go-peer"
+  k="$(cat "$peer/go.mod" "$peer/go.sum" "$peer"/*.go | sha256sum | cut -c1-12)"; dest="$BIN/go-peer-$k"
+  exec 9>"$BIN/.go-peer.lock"; flock 9
+  if [[ ! -x "$dest/go-peer" ]]; then
+    log "building go-peer ($k)"
+    rm -rf "$dest.tmp"; mkdir -p "$dest.tmp"
+    (cd "$peer" && go build -trimpath -o "$dest.tmp/go-peer" .)
+    rm -rf "$dest"; mv "$dest.tmp" "$dest"
+  fi
+  ln -sfn "$dest/go-peer" "$BIN/go-peer"
+  exec 9>&-
 fi
 echo "$BIN"
