@@ -4,8 +4,10 @@
 // engines enforce (llama.cpp's json-schema-to-grammar, vLLM's xgrammar, OpenAI's strict mode):
 // enums, required keys, no other keys, a bounded string with a simple character class — no
 // numeric `minimum`/`maximum`, which llama.cpp's converter ignores, so confidence is an enum of
-// tenths. Lengths are bounded so that a byte-level model (one token per character) always fits
-// its whole answer in DEFAULT_MAX_COMPLETION_TOKENS (ADVICE_MAX_CHARS ≤ 120 < 200). Pure.
+// tenths. The reason's character class is explicit: llama-cpp-python 0.3.36 turns a string with
+// only minLength/maxLength into a grammar that let a random model emit raw control characters
+// (invalid JSON). Lengths are bounded so that a byte-level model (one token per character)
+// always fits its whole answer in DEFAULT_MAX_COMPLETION_TOKENS (adviceMaxChars ≤ 120 < 200). Pure.
 
 /** Confidence values an answer may carry: 0, 0.1, …, 1. */
 export const CONFIDENCE_VALUES: readonly number[] = Array.from({ length: 11 }, (_, i) => i / 10);

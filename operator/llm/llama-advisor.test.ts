@@ -20,6 +20,8 @@ import {
 import { ADVICE_CONTEXT, testAdvisor } from '../../test/support/llm-advisor.ts';
 import { eventually } from '../../test/harness/wait.ts';
 import type { AdvisorOptions } from './advisor.ts';
+import { parseCompletion } from './protocol.ts';
+import { chatRequest, initialShape } from './request-shape.ts';
 
 const skip = llamaServerSkip();
 const MODEL = 'aiops-test-random';
@@ -65,6 +67,43 @@ void describe('Advisor on a real llama-cpp-python server', { skip }, () => {
     assert.equal(r.reason, 'LLMInvalidAnswer');
     assert.match(r.message, /cut at the completion-token limit \(finish_reason length\)/);
     assert.equal(r.call?.completionTokens, 24);
+  });
+
+  void test('an answer outside the schema (the server held to another one: confidence as a word): complete, and refused by the parser as not matching the schema', async () => {
+    const full = adviceSchema(ADVICE_CONTEXT.allowedActions);
+    const weaker = {
+      ...full,
+      properties: {
+        ...full.properties,
+        confidence: { type: 'string', enum: ['low', 'medium', 'high'] },
+      },
+    };
+    const shape = {
+      ...initialShape(400),
+      tokensField: 'max_tokens' as const,
+      format: 'json_object_schema' as const,
+    };
+    const request = chatRequest(MODEL, ADVICE_CONTEXT, shape);
+    const res = await fetch(server.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...request, response_format: { type: 'json_object', schema: weaker } }),
+    });
+    const body = await res.text();
+    const choice = (
+      JSON.parse(body) as { choices: { message: { content: string }; finish_reason: string }[] }
+    ).choices[0];
+    assert.equal(choice?.finish_reason, 'stop', 'a complete answer');
+    const parsed = parseCompletion(res.status, body, ADVICE_CONTEXT.allowedActions);
+    assert.equal(
+      parsed.ok ? 'advice' : parsed.reason,
+      'LLMInvalidAnswer',
+      `answer: ${choice.message.content}`,
+    );
+    assert.match(
+      parsed.ok ? '' : parsed.message,
+      /^the answer does not match the advice schema: confidence is not a number$/,
+    );
   });
 
   void test('the server killed with a request in flight: LLMUnreachable, then refused connections, then the breaker opens at the threshold', async () => {
