@@ -3,8 +3,9 @@
 // aiops-metrics-reader ClusterRole, the hosted conversion webhook's /metrics beside it): each
 // panel's expression and each alert's vector returns series (after one ConversionReview, as
 // the apiserver would send), the rule group loads and every rule evaluates without error,
-// exactly the alerts whose condition holds go pending, and a stock controller-runtime alert
-// expression evaluates too.
+// the alerts whose condition holds go pending (a refused remediation, the Stalled task, the
+// test certificate's 2 days) while none meaning an outage does, and a stock controller-runtime
+// alert expression evaluates too.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -217,20 +218,25 @@ test(
       const list = res.data.alerts;
       return pending.every((p) => list.some((a) => a.labels['alertname'] === p)) ? list : undefined;
     });
+    const seen = alerts.map((a) => [
+      a.labels['alertname'] ?? '',
+      a.labels['reason'] ?? a.labels['pod'] ?? '',
+      a.labels['severity'] ?? '',
+    ]);
+    for (const want of [
+      ['AIOpsCertificateExpiresSoon', 'aiops-operator-0', 'warning'],
+      ['AIOpsRemediationsRefused', 'TargetNotFound', 'warning'],
+      ['AIOpsTasksStalled', '', 'warning'],
+    ])
+      assert.ok(
+        seen.some((a) => a.join() === want.join()),
+        `${want.join(' ')} among ${JSON.stringify(seen)}`,
+      );
+    // Reconcile errors may come and go with the apiserver under load; these may not.
     assert.deepEqual(
-      alerts
-        .map((a) => [
-          a.labels['alertname'],
-          a.labels['reason'] ?? a.labels['pod'] ?? '',
-          a.labels['severity'],
-        ])
-        .sort(),
-      [
-        ['AIOpsCertificateExpiresSoon', 'aiops-operator-0', 'warning'],
-        ['AIOpsRemediationsRefused', 'TargetNotFound', 'warning'],
-        ['AIOpsTasksStalled', '', 'warning'],
-      ],
-      'and no other: the operator is up and leading, conversions succeed, the certificate has more than a day',
+      seen.filter(([name]) => /Down|NotLeading|LLM|Conversion|VerySoon/.test(name ?? '')),
+      [],
+      'the operator is up and leading, no breaker is open, conversions succeed, the certificate has more than a day',
     );
   },
 );
