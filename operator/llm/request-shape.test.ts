@@ -179,4 +179,30 @@ void describe('Advisor request shape', () => {
     assert.equal(r.kind === 'fallback' ? r.reason : r.kind, 'LLMHTTPError');
     assert.equal(s.requests.length, 1);
   });
+
+  void test('a server refusing every format: one request per step down to none, then the fallback names the status, never the body', async () => {
+    const s = await server({ style: 'lenient' });
+    const hostile =
+      'response_format rejected \u001b]52;c;ZXZpbA==\u0007 see https://admin:hunter2@llm.internal/debug';
+    s.reply({ status: 500, message: hostile });
+    const r = await ask(advisor(), s);
+    assert.deepEqual(
+      s.requests.map(
+        (q) =>
+          (JSON.parse(q.body) as { response_format?: { type: string; schema?: unknown } }).response_format,
+      ),
+      [
+        {
+          type: 'json_schema',
+          json_schema: { name: 'aiops_advice', strict: true, schema: adviceSchema(['ScaleUp', 'Noop']) },
+        },
+        { type: 'json_object', schema: adviceSchema(['ScaleUp', 'Noop']) },
+        { type: 'json_object' },
+        undefined,
+      ],
+    );
+    assert.equal(r.kind, 'fallback');
+    assert.equal(r.reason, 'LLMHTTPError');
+    assert.equal(r.message, 'the endpoint answered HTTP 500 (Internal Server Error, server_error)');
+  });
 });
