@@ -1,11 +1,13 @@
-// The README's "With OLM on the local cluster" block, run as a user types it (its own
-// persistent cluster dir): the commands up to `kubectl -n operators get csv` as typed, then
-// that line as typed until it shows what the README promises (the CSV Succeeded, and stable),
-// then the rest (`npm run cluster -- down`) as typed. Asserted in between: the operator's Pods
-// run on the real node (the cluster has no other node they could land on), and the CRD's
-// conversion, configured by OLM, answers through them (an AITask created at v1alpha1 reads at
-// v1 and v2). The machine is left as it was found. In test/real-node/ so it runs one at a time
-// with the other real-node suites.
+// The README's "With OLM on the local cluster" block (docs/install.md), run as a user types it
+// (its own persistent cluster dir): the commands up to `kubectl -n operators get csv` as typed,
+// then that line as typed until it shows what the README promises (the CSV Succeeded, and
+// stable), then the rest up to `npm run cluster -- down` as typed (a sample AITask and its
+// `kubectl wait` for MetricsAvailable: the Subscription's AIOPS_PROMETHEUS_URL reaches the
+// Prometheus of `cluster -- up --prometheus`; also asserted on the task's status), then that
+// line. Asserted in between: the operator's Pods run on the real node (the cluster has no other
+// node they could land on), and the CRD's conversion, configured by OLM, answers through them
+// (an AITask created at v1alpha1 reads at v1 and v2). The machine is left as it was found. In
+// test/real-node/ so it runs one at a time with the other real-node suites.
 import { eventually } from '../harness/wait.ts';
 import { kubectlWith } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
@@ -21,6 +23,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
+import { assertMetricsAvailable, diagnostics, waitedTask } from './readme-task.ts';
 import { machineSnapshot, readmeShBlock } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -28,6 +31,7 @@ const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defau
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 const CSV = csvName(version);
 const CHECK_LINE = /^kubectl -n operators get csv.*$/m;
+const DOWN_LINE = /^npm run cluster -- down.*$/m;
 
 interface PodView {
   metadata: { name: string };
@@ -39,15 +43,18 @@ describe(
   'README: "With OLM on the local cluster" as typed',
   { skip: unavailable ?? false, timeout: 900_000 },
   () => {
-    it('installs the operator through OLM onto the real node, converts, and cluster down leaves the machine as found', async () => {
+    it('installs the operator through OLM onto the real node, converts, a sample AITask gets MetricsAvailable=True, and cluster down leaves the machine as found', async () => {
       const block = readmeShBlock('## With OLM on the local cluster');
       const check = CHECK_LINE.exec(block);
+      const downLine = DOWN_LINE.exec(block);
       assert.ok(
-        check && block.includes('npm run cluster -- up --real-node --olm'),
+        check && downLine && block.includes('npm run cluster -- up --real-node --olm --prometheus'),
         'the README block is found',
       );
       const setup = block.slice(0, check.index);
-      const teardown = block.slice(check.index + check[0].length);
+      const rest = block.slice(check.index + check[0].length, downLine.index);
+      const teardown = block.slice(downLine.index);
+      const sample = waitedTask(rest);
       const before = machineSnapshot();
       const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-olm-'));
       const clusterDir = join(dir, 'cluster');
@@ -142,6 +149,15 @@ describe(
         ) as { spec: { target: { name: string }; trigger: { threshold: number } } };
         assert.deepEqual([v2.spec.target.name, v2.spec.trigger.threshold], ['web', 0.75]);
 
+        // The rest as typed: the environment again (a new shell), then the sample and its wait.
+        try {
+          bash(`eval "$(npm run -s cluster -- env)"\n${rest}`, 240_000);
+        } catch (err) {
+          throw new Error(`${(err as Error).message}\n${diagnostics(kubectl, sample, OPERATORS_NAMESPACE)}`, {
+            cause: err,
+          });
+        }
+        assertMetricsAvailable(kubectl, sample);
         bash(teardown, 180_000);
         down = true;
       } finally {
