@@ -2,11 +2,12 @@
 // structured output constrains its model to it) and the check the strict parser applies to
 // every answer are both derived from `adviceSchema`. Every keyword used is one that grammar
 // engines enforce (llama.cpp's json-schema-to-grammar, vLLM's xgrammar, OpenAI's strict mode):
-// enums, required keys, no other keys, a bounded string with a simple character class — no
-// numeric `minimum`/`maximum`, which llama.cpp's converter ignores, so confidence is an enum of
-// tenths. The reason's character class is explicit: llama-cpp-python 0.3.36 turns a string with
-// only minLength/maxLength into a grammar that let a random model emit raw control characters
-// (invalid JSON). Lengths are bounded so that a byte-level model (one token per character)
+// enums, required keys, no other keys, a string `pattern` of one character class with a bounded
+// repetition — no numeric `minimum`/`maximum`, which llama.cpp's converter ignores, so confidence
+// is an enum of tenths, and no `minLength`/`maxLength`, which OpenAI's strict mode does not take
+// (the pattern's `{1,60}` bounds the length instead; llama-cpp-python 0.3.36 turns a string with
+// only minLength/maxLength into a grammar that let a random model emit raw control characters,
+// invalid JSON). Lengths are bounded so that a byte-level model (one token per character)
 // always fits its whole answer in DEFAULT_MAX_COMPLETION_TOKENS (adviceMaxChars ≤ 120 < 200). Pure.
 
 /** Confidence values an answer may carry: 0, 0.1, …, 1. */
@@ -18,15 +19,20 @@ export const REASON_MAX_CHARS = 60;
 /** Characters a `reason` may use: letters, digits, space and plain punctuation (no quote, no backslash). */
 export const REASON_PATTERN = `^[A-Za-z0-9 .,;:!?()'%/+=<>_-]{1,${REASON_MAX_CHARS}}$`;
 
-/** A string property: an enum, or a length range with a pattern. */
+/**
+ * A string property: an enum, or a pattern `^[class]{min,max}$` (one character class, its
+ * repetition bounding the length; see patternLength).
+ */
 export type StringProperty =
   | { readonly type: 'string'; readonly enum: readonly string[] }
-  | {
-      readonly type: 'string';
-      readonly minLength: number;
-      readonly maxLength: number;
-      readonly pattern: string;
-    };
+  | { readonly type: 'string'; readonly pattern: string };
+
+/** The length bounds of a pattern ending in `{min,max}$`; throws for any other pattern. */
+export function patternLength(pattern: string): { readonly min: number; readonly max: number } {
+  const m = /\{(\d+),(\d+)\}\$$/.exec(pattern);
+  if (m === null) throw new Error(`pattern ${pattern} does not end in {min,max}$`);
+  return { min: Number(m[1]), max: Number(m[2]) };
+}
 
 /** A number property limited to an enum. */
 export interface NumberProperty {
@@ -53,7 +59,7 @@ export function adviceSchema(allowed: readonly string[]): AdviceSchema {
     properties: {
       action: { type: 'string', enum: [...allowed] },
       confidence: { type: 'number', enum: CONFIDENCE_VALUES },
-      reason: { type: 'string', minLength: 1, maxLength: REASON_MAX_CHARS, pattern: REASON_PATTERN },
+      reason: { type: 'string', pattern: REASON_PATTERN },
     },
     required: ['action', 'confidence', 'reason'],
     additionalProperties: false,
@@ -68,7 +74,8 @@ export function adviceMaxChars(schema: AdviceSchema): number {
   const p = schema.properties;
   const longest = (values: readonly unknown[]): number =>
     Math.max(0, ...values.map((v) => JSON.stringify(v).length));
-  const stringMax = (s: StringProperty): number => ('enum' in s ? longest(s.enum) : s.maxLength + 2);
+  const stringMax = (s: StringProperty): number =>
+    'enum' in s ? longest(s.enum) : patternLength(s.pattern).max + 2;
   const keys = schema.required.reduce((n, k) => n + k.length + 3, 0); // "key":
   return 2 + keys + 2 + stringMax(p.action) + longest(p.confidence.enum) + stringMax(p.reason) + 8;
 }
@@ -76,8 +83,7 @@ export function adviceMaxChars(schema: AdviceSchema): number {
 /** Where an answer breaks its schema: the property (undefined for the object itself) and why. */
 export interface SchemaViolation {
   readonly property?: keyof AdviceSchema['properties'];
-  readonly keyword:
-    'type' | 'required' | 'additionalProperties' | 'enum' | 'minLength' | 'maxLength' | 'pattern';
+  readonly keyword: 'type' | 'required' | 'additionalProperties' | 'enum' | 'pattern';
   readonly message: string;
 }
 
@@ -86,17 +92,12 @@ function checkString(s: StringProperty, value: string): Omit<SchemaViolation, 'p
     return s.enum.includes(value)
       ? undefined
       : { keyword: 'enum', message: `is not one of ${s.enum.join(', ')}` };
-  const chars = Array.from(value).length;
-  if (chars < s.minLength)
-    return { keyword: 'minLength', message: `is shorter than ${s.minLength} characters` };
-  if (chars > s.maxLength)
-    return { keyword: 'maxLength', message: `is longer than ${s.maxLength} characters` };
-  if (!new RegExp(s.pattern, 'u').test(value))
-    return {
-      keyword: 'pattern',
-      message: 'has characters other than letters, digits, space and plain punctuation',
-    };
-  return undefined;
+  if (new RegExp(s.pattern, 'u').test(value)) return undefined;
+  const { min, max } = patternLength(s.pattern);
+  return {
+    keyword: 'pattern',
+    message: `is not ${min} to ${max} letters, digits, spaces or plain punctuation characters`,
+  };
 }
 
 /**
