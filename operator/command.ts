@@ -260,7 +260,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
     .option('--llm-default-model <name>', 'model when spec.decision.llm.model is unset', 'gpt-4o-mini')
     .option(
       '--llm-max-completion-tokens <n>',
-      'max_completion_tokens of each request (sent as max_tokens to servers that only know that)',
+      'completion-token limit of each request, sent as both max_completion_tokens and max_tokens (llama-cpp-python and Ollama read only max_tokens; an endpoint that refuses one gets the other alone)',
       int(1, 100_000),
       DEFAULT_MAX_COMPLETION_TOKENS,
     )
