@@ -2,7 +2,7 @@
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
-// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed, llm (default: all);
+// Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed, llm, peer (default: all);
 // memory-oversized runs only memory's measure of 1,500 AITasks with 250 KiB annotations.
 
 import { startEnvironment } from '../test/support/environment.ts';
@@ -12,6 +12,7 @@ import { bench as operator } from '../test/bench/operator.ts';
 import { bench as memory } from '../test/bench/memory.ts';
 import { bench as deployed } from '../test/bench/deployed.ts';
 import { bench as llm } from '../test/bench/llm.ts';
+import { bench as peer } from '../test/bench/peer.ts';
 import type { Environment } from '../test/support/environment.ts';
 
 const sections: Record<string, (env: Environment) => Promise<void>> = {
@@ -21,6 +22,7 @@ const sections: Record<string, (env: Environment) => Promise<void>> = {
   memory,
   deployed,
   llm,
+  peer,
 };
 /** Sections run only when named. */
 const named: Record<string, (env: Environment) => Promise<void>> = {

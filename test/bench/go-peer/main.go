@@ -8,14 +8,15 @@
 //  3. create the spec's ControllerRevision (AlreadyExists is fine);
 //  4. read the target Deployment from the cache and, with --prometheus-url, query the
 //     task's trigger.query once;
-//  5. write status phase Healthy with observedGeneration and the Ready/Reconciling
+//  5. write status phase Monitoring with observedGeneration and the Ready/Reconciling
 //     conditions, then record one events.k8s.io/v1 Event synchronously (as the operator
 //     does), and requeue after intervalSeconds.
 //
 // Everything else is controller-runtime's defaults: the rest.Config from GetConfig (no
 // client-side rate limit), MaxConcurrentReconciles from its flag (default 1), the priority
 // queue, /readyz and /healthz on --health-probe-bind-address and /metrics on
-// --metrics-bind-address. It is a benchmark peer, not a product: no spec decisions, no
+// --metrics-bind-address (/readyz once the AITask and Deployment caches have synced, as
+// the operator's). It is a benchmark peer, not a product: no spec decisions, no
 // actions, no webhook.
 package main
 
@@ -135,7 +136,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	_ = unstructured.SetNestedField(task.Object, map[string]any{
-		"phase": "Healthy", "message": message, "observedGeneration": generation, "lastEvaluationTime": now(),
+		"phase": "Monitoring", "message": message, "observedGeneration": generation,
 		"conditions": []any{
 			condition("Ready", "True", reason, message, generation),
 			condition("Reconciling", "False", "Evaluated", message, generation),
@@ -273,7 +274,19 @@ func main() {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		fail(err)
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	// Ready once the AITask and Deployment informers have synced, as the operator's /readyz.
+	if err := mgr.AddReadyzCheck("caches", func(req *http.Request) error {
+		for _, obj := range []client.Object{newTask(), &appsv1.Deployment{}} {
+			inf, err := mgr.GetCache().GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))
+			if err != nil {
+				return err
+			}
+			if !inf.HasSynced() {
+				return fmt.Errorf("caches not synced")
+			}
+		}
+		return nil
+	}); err != nil {
 		fail(err)
 	}
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {

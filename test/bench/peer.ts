@@ -1,0 +1,324 @@
+// Bench section `peer` (issue 25): the operator as deployed against a Go controller-runtime
+// operator doing the same first-reconcile requests (test/bench/go-peer), on one cluster in
+// one run. For the bundle with the image's Node flags and environment (Dockerfile), the
+// bundle without each of them, and the Go peer: start → /readyz 200 and RSS idle (median of
+// 3, interleaved), 1,000 AITasks converging (spawn → all converged) at 1 worker (deployed and
+// Go only) and at 4, RSS 3 s after the 1,000 converged, the apiserver's requests per AITask,
+// and with AIOPS_BENCH_PEER_MANY=1 RSS after 9,000 more (deployed and Go; slow on 2 cores).
+// Every figure is printed as a ratio to the Go figure of the same run, next to issue 25's
+// target. AIOPS_BENCH_PEER_VARIANTS=0 leaves out the without-a-flag runs;
+// AIOPS_BENCH_PEER_BASELINE=<bundle> adds another operator bundle run as deployed (an A/B of
+// a change in the same run: bundle the commit before it with scripts/lib/esbuild.ts);
+// AIOPS_BENCH_PEER_NODE_FLAGS adds Node flags to every bundle run (e.g. `--cpu-prof
+// --cpu-prof-dir=/tmp/prof` for a profile). Namespaces are left to the environment's teardown.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeTransport } from '../../api/kube/transport.ts';
+import { bundleOperator } from '../../scripts/lib/esbuild.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import { startPrometheus } from '../../scripts/lib/prometheus.ts';
+import type { Environment } from '../support/environment.ts';
+import {
+  clients,
+  converged,
+  mib,
+  namespace,
+  populate,
+  sayer,
+  secs,
+  sleep,
+  type Clients,
+} from './fixtures.ts';
+import { imageRuntime } from './memory.ts';
+import {
+  apiserverRequests,
+  buildGoPeer,
+  bundleRunner,
+  goRunner,
+  requestsPerTask,
+  rssOf,
+  spawnReady,
+  type PeerProc,
+  type Runner,
+  type RunnerContext,
+} from './peer-procs.ts';
+import { median, ms, printTable } from './stats.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const say = sayer('peer');
+/** Wait after ready or convergence before reading RSS, so the process is at rest. */
+const SETTLE_MS = 3000;
+/** Idle starts per runner (interleaved across runners; the median is reported). */
+const STARTS = 3;
+const FEW = 1000;
+const MANY = 10_000;
+
+/** What one runner measured. */
+interface Figures {
+  readonly ready: number[];
+  readonly idle: number[];
+  converge: Partial<Record<1 | 4, number>>;
+  requests: Partial<Record<1 | 4, { perTask: number; detail: string }>>;
+  rssFew?: number;
+  rssMany?: number;
+  manyMs?: number;
+}
+
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+
+/** Figures measured so far for each runner, in the runners' order. */
+class Results {
+  readonly #by = new Map<string, Figures>();
+  get(r: Runner): Figures {
+    let f = this.#by.get(r.label);
+    if (f === undefined) {
+      f = { ready: [], idle: [], converge: {}, requests: {} };
+      this.#by.set(r.label, f);
+    }
+    return f;
+  }
+}
+
+/** The runners: Go first, the bundle as deployed, then the bundle without each flag or variable. */
+function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runner[] {
+  const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  const keys = Object.keys(image.env);
+  const out: Runner[] = [
+    goRunner(ctx, goBinary),
+    bundleRunner(ctx, 'TS as deployed', image.nodeFlags, image.env, keys),
+  ];
+  const baseline = process.env['AIOPS_BENCH_PEER_BASELINE'];
+  if (baseline !== undefined && baseline !== '')
+    out.push(
+      bundleRunner(
+        { ...ctx, bundle: baseline },
+        '  baseline bundle, as deployed',
+        image.nodeFlags,
+        image.env,
+        keys,
+      ),
+    );
+  if (!variants) return out;
+  for (const flag of image.nodeFlags)
+    out.push(
+      bundleRunner(
+        ctx,
+        `  without ${flag}`,
+        image.nodeFlags.filter((f) => f !== flag),
+        image.env,
+        keys,
+      ),
+    );
+  for (const key of keys) {
+    const env = Object.fromEntries(Object.entries(image.env).filter(([k]) => k !== key));
+    out.push(bundleRunner(ctx, `  without ${key}`, image.nodeFlags, env, keys));
+  }
+  return out;
+}
+
+/** Median ready time and idle RSS of an idle Node HTTP server with the image's flags (the floor). */
+async function floor(): Promise<{ readyMs: number; rss: number }> {
+  const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  const ready: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const [port = 0] = await freePorts(1);
+    const p = await spawnReady(
+      process.execPath,
+      [...image.nodeFlags, '-e', `require('node:http').createServer((q, s) => s.end()).listen(${port})`],
+      { ...process.env, ...image.env },
+      `http://127.0.0.1:${port}/`,
+    );
+    ready.push(p.readyMs);
+    await sleep(SETTLE_MS);
+    rss.push(rssOf(p.pid));
+    await p.stop();
+  }
+  return { readyMs: median(ready), rss: median(rss) };
+}
+
+/** One convergence of FEW fresh AITasks by `r` with `workers`; RSS after it (and after MANY when `many`). */
+async function converge(
+  c: Clients,
+  transport: KubeTransport,
+  r: Runner,
+  workers: 1 | 4,
+  f: Figures,
+  many: boolean,
+): Promise<void> {
+  const ns = await namespace(c, `bench-peer-${workers}w-${Date.now().toString(36)}`);
+  await populate(c, ns, 0, FEW);
+  await sleep(1000);
+  const before = await apiserverRequests(transport);
+  const watching = converged(c.tasks, ns, FEW);
+  const t0 = performance.now();
+  let p: PeerProc | undefined;
+  try {
+    p = await r.start(ns, workers);
+    await watching;
+    f.converge[workers] = performance.now() - t0;
+    const requests = requestsPerTask(before, await apiserverRequests(transport), FEW);
+    f.requests[workers] = requests;
+    say(
+      `${r.label.trim()}, ${workers} worker(s): ${FEW} converged in ${secs(f.converge[workers])}; ` +
+        `${requests.perTask.toFixed(2)} requests/task (${requests.detail}); load ${load()}`,
+    );
+    if (workers !== 4) return;
+    await sleep(SETTLE_MS);
+    f.rssFew = rssOf(p.pid);
+    if (!many) return;
+    await populate(c, ns, FEW, MANY);
+    const t1 = performance.now();
+    await converged(c.tasks, ns, MANY);
+    f.manyMs = performance.now() - t1;
+    await sleep(SETTLE_MS);
+    f.rssMany = rssOf(p.pid);
+    say(`${r.label.trim()}: ${MANY - FEW} more converged in ${secs(f.manyMs)}, RSS ${mib(f.rssMany)}`);
+  } finally {
+    await p?.stop();
+  }
+}
+
+const x = (v: number | undefined, go: number | undefined): string =>
+  v === undefined || go === undefined ? '—' : `${(v / go).toFixed(2)}×`;
+const opt = (v: number | undefined, f: (v: number) => string): string => (v === undefined ? '—' : f(v));
+
+/** The section; `env` is the shared environment of `npm run bench`. */
+export async function bench(env: Environment): Promise<void> {
+  const started = performance.now();
+  const many = process.env['AIOPS_BENCH_PEER_MANY'] === '1';
+  const variants = process.env['AIOPS_BENCH_PEER_VARIANTS'] !== '0';
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-peer-'));
+  const bundle = join(dir, 'operator.mjs');
+  await bundleOperator(bundle);
+  const goBinary = buildGoPeer();
+  const kubeconfig = env.cluster.kubeconfigPath;
+  const transport = await KubeTransport.create({ kubeconfig });
+  const c = clients(transport);
+  const prometheus = await startPrometheus([]);
+  try {
+    const ctx: RunnerContext = {
+      kubeconfig,
+      prometheusUrl: prometheus.url,
+      bundle,
+      certDir: createServingCert(join(dir, 'certs')).dir,
+      extraNodeFlags: (process.env['AIOPS_BENCH_PEER_NODE_FLAGS'] ?? '').split(' ').filter((s) => s !== ''),
+    };
+    const all = runners(ctx, goBinary, variants);
+    const [go, deployed] = all as [Runner, Runner];
+    const results = new Results();
+    const loads = [load()];
+    say(`load average at start: ${loads[0] ?? ''}`);
+    const fl = await floor();
+    const idleNs = await namespace(c, `bench-peer-idle-${Date.now().toString(36)}`);
+    for (let i = 0; i < STARTS; i++)
+      for (const r of all) {
+        const p = await r.start(idleNs, 1);
+        await sleep(SETTLE_MS);
+        results.get(r).ready.push(p.readyMs);
+        results.get(r).idle.push(rssOf(p.pid));
+        await p.stop();
+      }
+    say(`idle measured; load ${load()}`);
+    for (const r of [go, deployed]) await converge(c, transport, r, 1, results.get(r), false);
+    loads.push(load());
+    for (const r of all) await converge(c, transport, r, 4, results.get(r), many && !r.label.startsWith(' '));
+    loads.push(load());
+
+    const g = results.get(go);
+    const d = results.get(deployed);
+    const goReady = median(g.ready);
+    const goIdle = median(g.idle);
+    const row = (label: string, v: string, gv: string, ratio: string, target: string): string[] => [
+      label,
+      v,
+      gv,
+      ratio,
+      target,
+    ];
+    printTable(
+      `TS operator as deployed vs a Go controller-runtime v0.25 peer (same requests; load average ${loads.join(' → ')}; section took ${secs(performance.now() - started)})`,
+      ['figure', 'TS as deployed', 'Go', 'ratio', 'target'],
+      [
+        row(
+          `${FEW} AITasks converge, 4 workers`,
+          opt(d.converge[4], secs),
+          opt(g.converge[4], secs),
+          x(d.converge[4], g.converge[4]),
+          '≤ 1.0×',
+        ),
+        row(
+          `${FEW} AITasks converge, 1 worker`,
+          opt(d.converge[1], secs),
+          opt(g.converge[1], secs),
+          x(d.converge[1], g.converge[1]),
+          '≤ 1.0×',
+        ),
+        row(
+          `RSS idle (median of ${STARTS})`,
+          mib(median(d.idle)),
+          mib(goIdle),
+          x(median(d.idle), goIdle),
+          `≤ 1.2× Node floor (${mib(fl.rss)}): ${(median(d.idle) / fl.rss).toFixed(2)}×`,
+        ),
+        row(
+          `RSS 3 s after converging ${FEW}`,
+          opt(d.rssFew, mib),
+          opt(g.rssFew, mib),
+          x(d.rssFew, g.rssFew),
+          '≤ 1.5×',
+        ),
+        row(
+          `RSS 3 s after converging ${MANY}`,
+          opt(d.rssMany, mib),
+          opt(g.rssMany, mib),
+          many ? x(d.rssMany, g.rssMany) : 'AIOPS_BENCH_PEER_MANY=1',
+          '',
+        ),
+        row(
+          `process start → /readyz 200 (median of ${STARTS})`,
+          ms(median(d.ready)),
+          ms(goReady),
+          x(median(d.ready), goReady),
+          `≤ 200 ms (Node floor ${ms(fl.readyMs)})`,
+        ),
+        row(
+          'apiserver requests per AITask, 4 workers',
+          opt(d.requests[4]?.perTask, (v) => v.toFixed(2)),
+          opt(g.requests[4]?.perTask, (v) => v.toFixed(2)),
+          x(d.requests[4]?.perTask, g.requests[4]?.perTask),
+          '',
+        ),
+      ],
+    );
+    for (const r of [deployed, go])
+      process.stdout.write(`requests per AITask, ${r.label}: ${results.get(r).requests[4]?.detail ?? '—'}\n`);
+    if (all.length <= 2) return;
+    printTable(
+      'the bundle without each of the image flags, and the baseline bundle if given (ratios to the same-run Go figure)',
+      ['run', 'converge 4 workers', 'RSS idle', `RSS after ${FEW}`, 'start → /readyz'],
+      all
+        .filter((r) => !r.go)
+        .map((r) => {
+          const f = results.get(r);
+          return [
+            r.label,
+            `${opt(f.converge[4], secs)} (${x(f.converge[4], g.converge[4])})`,
+            `${mib(median(f.idle))} (${x(median(f.idle), goIdle)})`,
+            `${opt(f.rssFew, mib)} (${x(f.rssFew, g.rssFew)})`,
+            `${ms(median(f.ready))} (${x(median(f.ready), goReady)})`,
+          ];
+        }),
+    );
+  } finally {
+    await prometheus.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
