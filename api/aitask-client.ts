@@ -44,10 +44,22 @@ export class AITaskClient<V extends VersionName = 'v2'> extends ResourceClient<A
     return this.replace(obj.metadata.namespace, obj.metadata.name ?? '', obj, 'status');
   }
 
-  /** Adds `finalizer` (default ours) if absent; retries conflicts (5 attempts). Returns the object. */
-  addFinalizer(namespace: string, name: string, finalizer: string = FINALIZER): Promise<AITaskByVersion[V]> {
-    return this.#editFinalizers(namespace, name, (f) =>
-      f.includes(finalizer) ? undefined : [...f, finalizer],
+  /**
+   * Adds `finalizer` (default ours) if absent; retries conflicts (5 attempts). Returns the object.
+   * `seen`, the object as last read (e.g. from a cache), saves the first GET: the first patch is
+   * bound to its resourceVersion, and only a conflict reads the object again.
+   */
+  addFinalizer(
+    namespace: string,
+    name: string,
+    finalizer: string = FINALIZER,
+    seen?: AITaskByVersion[V],
+  ): Promise<AITaskByVersion[V]> {
+    return this.#editFinalizers(
+      namespace,
+      name,
+      (f) => (f.includes(finalizer) ? undefined : [...f, finalizer]),
+      seen,
     );
   }
 
@@ -66,9 +78,12 @@ export class AITaskClient<V extends VersionName = 'v2'> extends ResourceClient<A
     namespace: string,
     name: string,
     edit: (f: string[]) => string[] | undefined,
+    seen?: AITaskByVersion[V],
   ): Promise<AITaskByVersion[V]> {
+    let first = seen;
     return retryOnConflict(async () => {
-      const obj = await this.get(namespace, name);
+      const obj = first ?? (await this.get(namespace, name));
+      first = undefined;
       const next = edit(obj.metadata.finalizers ?? []);
       if (next === undefined) return obj;
       return this.patch(namespace, name, {

@@ -179,7 +179,7 @@ export class Reconciler {
     }
     let task = cached;
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) {
-      task = await d.tasks.addFinalizer(namespace, name);
+      task = await d.tasks.addFinalizer(namespace, name, FINALIZER, task);
       log.info('finalizer added');
     }
     const seeded = firstSight(task.status, metaTime(new Date((d.now ?? Date.now)())));
