@@ -6,6 +6,7 @@ import { Controller, errorText, type Result } from './controller.ts';
 import { controllerMetrics } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { WorkQueue } from './workqueue.ts';
+import { IdleRelease } from './release.ts';
 
 test('errorText: any thrown value, even one whose toString throws', () => {
   const hostile = {
@@ -65,4 +66,29 @@ test('Controller: whatever one reconcile throws or returns is that key’s error
   const errors = (await registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get())
     ?.values[0];
   assert.ok((errors?.value ?? 0) >= 6, 'each error is counted');
+});
+
+test('Controller: the idle release hears of every reconcile, and of the queue going idle once drained', async () => {
+  const told: boolean[] = [];
+  let drained = (): void => undefined;
+  const allDone = new Promise<void>((r) => (drained = r));
+  class Recording extends IdleRelease {
+    override reconciled(idle: boolean): void {
+      told.push(idle);
+      if (told.length === 3) drained();
+    }
+  }
+  const queue = new WorkQueue();
+  const controller = new Controller({
+    queue,
+    reconcile: () => Promise.resolve({}),
+    metrics: controllerMetrics(new Registry(), 'test'),
+    log: createLogger('test', { level: 'error', write: () => undefined }),
+    release: new Recording({ gc: undefined }),
+  });
+  for (const key of ['a', 'b', 'c']) queue.add(key);
+  controller.start();
+  await allDone;
+  await controller.stop();
+  assert.deepEqual(told, [false, false, true], 'one worker: idle only after the last key');
 });

@@ -4,13 +4,15 @@
 // (5 ms → 1000 s per key, overall token bucket); an error no retry can fix (terminal.ts) →
 // tried again only after a long wait, never on the hot backoff. Whatever a reconcile throws
 // (any value, synchronously or not) or returns is that key's error or result: it never ends
-// a worker or the process. Stopping lets in-flight reconciles finish.
+// a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
+// queue is idle, one full collection hands the burst's garbage back (release.ts).
 
 import { ConflictError } from '../../api/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
 import type { Logger } from '../../api/log.ts';
 import type { ControllerMetrics, ReconcileResult } from './metrics.ts';
 import type { WorkQueue } from './workqueue.ts';
+import { IdleRelease } from './release.ts';
 
 /** The message of anything thrown: an Error's message, else its string form (never throws itself). */
 export function errorText(err: unknown): string {
@@ -54,15 +56,19 @@ export interface ControllerOptions {
   readonly maxConcurrentReconciles?: number;
   /** Wait in ms before a key whose reconcile failed terminally is tried again (default TERMINAL_RETRY_MS, 10 min). */
   readonly terminalRetryMs?: number;
+  /** Told after every reconcile whether the queue went idle (default: a new IdleRelease). */
+  readonly release?: IdleRelease;
 }
 
 /** The worker pool. */
 export class Controller {
   readonly #o: ControllerOptions;
+  readonly #release: IdleRelease;
   #workers: Promise<void>[] = [];
 
   constructor(opts: ControllerOptions) {
     this.#o = opts;
+    this.#release = opts.release ?? new IdleRelease();
   }
 
   /** Starts the workers (idempotent). */
@@ -77,6 +83,7 @@ export class Controller {
   async stop(): Promise<void> {
     this.#o.queue.shutDown();
     await Promise.all(this.#workers);
+    this.#release.stop();
   }
 
   async #work(): Promise<void> {
@@ -107,6 +114,7 @@ export class Controller {
       } finally {
         metrics.workerIdle();
         queue.done(key);
+        this.#release.reconciled(queue.depth === 0 && queue.inFlight === 0);
       }
     }
   }
