@@ -78,6 +78,7 @@ interface Manifest {
 }
 interface Container {
   env: { name: string }[];
+  args: string[];
   [key: string]: unknown;
 }
 interface PodSpecView {
@@ -156,6 +157,8 @@ function chartDeploymentSpec(certManager: boolean): Obj {
         '{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default (printf "v%s" .Chart.AppVersion)) | quote }}',
       ),
       imagePullPolicy: helmExpr('{{ .Values.image.pullPolicy }}'),
+      // The URL is the chart's env alone: a flag would win over it.
+      args: container.args.filter((a) => !a.startsWith('--prometheus-url')),
       env,
     },
     { resources: helmBlock('resources', '.Values.resources') },

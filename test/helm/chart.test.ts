@@ -64,11 +64,13 @@ const deploymentOf = (
 /** What a chart object and its plain twin must share: everything but metadata (labels differ by design). */
 const body = (o: K8sObject): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'metadata'));
-/** The Deployment without the Prometheus URL, which the plain install leaves to the user. */
+/** The Deployment without the Prometheus URL, which the plain install leaves to the user (as env or flag). */
 const withoutPrometheusUrl = (o: K8sObject): Record<string, unknown> => {
   const d = structuredClone(o) as unknown as DeploymentView;
-  for (const c of d.spec.template.spec.containers)
+  for (const c of d.spec.template.spec.containers) {
     c.env = c.env.filter((e) => e.name !== 'AIOPS_PROMETHEUS_URL');
+    c.args = c.args.filter((a) => !a.startsWith('--prometheus-url'));
+  }
   return body(d as unknown as K8sObject);
 };
 

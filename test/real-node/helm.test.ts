@@ -316,25 +316,9 @@ describe(
             : undefined,
         120_000,
       ).catch((err: unknown) => {
-        const status = kubectl([
-          '-n',
-          APP_NS,
-          'get',
-          `aitasks.v2.${G}`,
-          'web-heal',
-          '-o',
-          'jsonpath={.status}',
-        ]);
-        const logs = kubectl(['-n', NS, 'logs', 'deploy/aiops-operator', '--tail=40']);
-        const env = kubectl([
-          '-n',
-          NS,
-          'get',
-          'deploy/aiops-operator',
-          '-o',
-          'jsonpath={.spec.template.spec.containers[0].env}',
-        ]);
-        throw new Error(`${(err as Error).message}\nstatus: ${status}\nenv: ${env}\nlogs:\n${logs}`);
+        const task = ['-n', APP_NS, 'get', `aitasks.v2.${G}`, 'web-heal'];
+        const why = `status: ${jsonpath(task, '{.status}')}\nlogs:\n${kubectl(['-n', NS, 'logs', 'deploy/aiops-operator', '--tail=40'])}`;
+        throw new Error(`${(err as Error).message}\n${why}`);
       });
       exporter.set(GAUGE, { namespace: APP_NS, deployment: 'web' }, 0.95);
       await eventually(
