@@ -151,3 +151,18 @@ test('confineQuery (property): a confined query is valid, every selector reads o
     { numRuns: 500 },
   );
 });
+
+test('confineQuery: the memo answers as a fresh parse would, also once it is full', () => {
+  const query = 'rate(http_requests_total{job="a"}[5m]) # a comment';
+  const first = confineQuery(query, 'ns-a');
+  assert.deepEqual(first, { ok: true, query: 'rate(http_requests_total{namespace="ns-a",job="a"}[5m]) ' });
+  assert.deepEqual(confineQuery(query, 'ns-b'), {
+    ok: true,
+    query: 'rate(http_requests_total{namespace="ns-b",job="a"}[5m]) ',
+  });
+  for (let i = 0; i < 1500; i++) confineQuery(`up{i="${i}"}`, 'ns-c');
+  assert.deepEqual(confineQuery(query, 'ns-a'), first);
+  assert.deepEqual(confineQuery('up{i="7"}', 'ns-c'), { ok: true, query: 'up{namespace="ns-c",i="7"}' });
+  assert.equal(confineQuery('up{', 'ns-a').ok, false);
+  assert.equal(confineQuery('up{', 'ns-a').ok, false, 'a refusal is remembered as a refusal');
+});
