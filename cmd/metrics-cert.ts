@@ -7,7 +7,6 @@
 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { generateCA, issueServingCert } from '../conversion-webhook/self-signed.ts';
 import { readCertPair, watchCertPair } from '../conversion-webhook/tls.ts';
 import type { Logger } from '../api/log.ts';
 import type { SecureMetrics } from '../operator/runtime/server.ts';
@@ -49,6 +48,9 @@ export async function metricsServingCert(
         ),
     };
   }
+  // Loaded only here, as the webhook's rotation is: the X.509 and ASN.1 libraries cost an
+  // install that mounts its certificate start-up time and idle memory.
+  const { generateCA, issueServingCert } = await import('../conversion-webhook/self-signed.ts');
   const ca = await generateCA();
   const leaf = await issueServingCert(ca, [hostname(), 'localhost', '127.0.0.1'], new Date(), 3650);
   return { pair: { cert: leaf.certPem, key: leaf.keyPem } };

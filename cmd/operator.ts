@@ -18,7 +18,6 @@ import {
   type WebhookServer,
 } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
-import { syncServingCert } from '../conversion-webhook/cert-rotation.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
@@ -159,6 +158,9 @@ async function run(o: OperatorOptions): Promise<void> {
     };
     const stashKey = await firstConversionKey({ ...keySecret, log });
     if (flags.selfSignedCert === true) {
+      // Loaded only here: the X.509 and ASN.1 libraries it brings cost every other install
+      // (OLM's, a cert-manager one) start-up time and idle memory (npm run bench -- peer).
+      const { syncServingCert } = await import('../conversion-webhook/cert-rotation.ts');
       const transport = await transportOf(o);
       const ns = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
       const svc = flags.webhookService;
