@@ -76,6 +76,7 @@ export class Controller {
     if (this.#workers.length > 0) return;
     const n = this.#o.maxConcurrentReconciles ?? 1;
     this.#o.metrics.started(n);
+    this.#release.soon();
     this.#workers = Array.from({ length: n }, () => this.#work());
   }
 

@@ -43,3 +43,13 @@ test('IdleRelease: without --expose-gc (no gc) and after stop nothing runs', (t)
   t.mock.timers.tick(100);
   assert.equal(collections, 0);
 });
+
+test('IdleRelease: soon() runs one collection after the delay, not two when one is pending', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  let collections = 0;
+  const release = new IdleRelease({ gc: () => (collections += 1), burst: 1, delayMs: 100 });
+  release.soon();
+  release.reconciled(true);
+  t.mock.timers.tick(100);
+  assert.equal(collections, 1);
+});

@@ -5,7 +5,8 @@
 // collection and the queue is idle (nothing queued, nothing in flight), one full collection
 // runs RELEASE_DELAY_MS later — only when the process runs with `--expose-gc`, as the
 // image's entrypoint does; otherwise nothing. At most one is pending at a time, so a steady
-// trickle of reconciles gets one per BURST_RECONCILES of them, never one per reconcile.
+// trickle of reconciles gets one per BURST_RECONCILES of them, never one per reconcile. One
+// also runs when the workers start, for the start-up's own garbage.
 
 /** Reconciles since the last collection before an idle queue triggers one. */
 export const BURST_RECONCILES = 100;
@@ -44,8 +45,17 @@ export class IdleRelease {
   /** Called after every reconcile; `idle`: nothing is queued or in flight any more. */
   reconciled(idle: boolean): void {
     this.#since += 1;
+    if (idle && this.#since >= this.#burst) this.soon();
+  }
+
+  /**
+   * One collection RELEASE_DELAY_MS from now unless one is pending: called when the workers
+   * start, so the start-up's garbage (the bundle's compiled source, the first LISTs) is
+   * handed back even when no burst ever comes.
+   */
+  soon(): void {
     const gc = this.#gc;
-    if (!idle || gc === undefined || this.#timer !== undefined || this.#since < this.#burst) return;
+    if (gc === undefined || this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#since = 0;
