@@ -40,6 +40,14 @@ export function rssOf(pid: number): number {
   return Number(kb) * 1024;
 }
 
+/** CPU time (user + system) `pid` has used so far, in ms. */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /**
  * Spawns `command args` with exactly `env` and polls `readyUrl` every 5 ms until it answers
  * 200 (60 s deadline).

@@ -7,14 +7,14 @@
 // and with AIOPS_BENCH_PEER_MANY=1 RSS after 9,000 more (deployed and Go; slow on 2 cores).
 // Every figure is printed as a ratio to the Go figure of the same run, next to issue 25's
 // target. AIOPS_BENCH_PEER_VARIANTS=0 leaves out the without-a-flag runs;
-// AIOPS_BENCH_PEER_BASELINE=<bundle> adds another operator bundle run as deployed (an A/B of
-// a change in the same run: bundle the commit before it with scripts/lib/esbuild.ts);
+// AIOPS_BENCH_PEER_BASELINE=<bundle>[,<bundle>…] adds other operator bundles run as deployed
+// (an A/B of a change in the same run: bundle the commit before it with scripts/lib/esbuild.ts);
 // AIOPS_BENCH_PEER_NODE_FLAGS adds Node flags to every bundle run (e.g. `--cpu-prof
 // --cpu-prof-dir=/tmp/prof` for a profile). Namespaces are left to the environment's teardown.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { bundleOperator } from '../../scripts/lib/esbuild.ts';
@@ -38,6 +38,7 @@ import {
   apiserverRequests,
   buildGoPeer,
   bundleRunner,
+  cpuMsOf,
   goRunner,
   requestsPerTask,
   rssOf,
@@ -62,6 +63,8 @@ interface Figures {
   readonly ready: number[];
   readonly idle: number[];
   converge: Partial<Record<1 | 4, number>>;
+  /** CPU time the process used from spawn to all converged, in ms. */
+  cpu: Partial<Record<1 | 4, number>>;
   requests: Partial<Record<1 | 4, { perTask: number; detail: string }>>;
   rssFew?: number;
   rssMany?: number;
@@ -79,7 +82,7 @@ class Results {
   get(r: Runner): Figures {
     let f = this.#by.get(r.label);
     if (f === undefined) {
-      f = { ready: [], idle: [], converge: {}, requests: {} };
+      f = { ready: [], idle: [], converge: {}, cpu: {}, requests: {} };
       this.#by.set(r.label, f);
     }
     return f;
@@ -94,12 +97,11 @@ function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runne
     goRunner(ctx, goBinary),
     bundleRunner(ctx, 'TS as deployed', image.nodeFlags, image.env, keys),
   ];
-  const baseline = process.env['AIOPS_BENCH_PEER_BASELINE'];
-  if (baseline !== undefined && baseline !== '')
+  for (const bundle of (process.env['AIOPS_BENCH_PEER_BASELINE'] ?? '').split(',').filter((b) => b !== ''))
     out.push(
       bundleRunner(
-        { ...ctx, bundle: baseline },
-        '  baseline bundle, as deployed',
+        { ...ctx, bundle },
+        `  ${basename(bundle)}, as deployed`,
         image.nodeFlags,
         image.env,
         keys,
@@ -164,10 +166,12 @@ async function converge(
     p = await r.start(ns, workers);
     await watching;
     f.converge[workers] = performance.now() - t0;
+    f.cpu[workers] = cpuMsOf(p.pid);
     const requests = requestsPerTask(before, await apiserverRequests(transport), FEW);
     f.requests[workers] = requests;
     say(
-      `${r.label.trim()}, ${workers} worker(s): ${FEW} converged in ${secs(f.converge[workers])}; ` +
+      `${r.label.trim()}, ${workers} worker(s): ${FEW} converged in ${secs(f.converge[workers])} ` +
+        `(CPU ${secs(f.cpu[workers] ?? 0)}); ` +
         `${requests.perTask.toFixed(2)} requests/task (${requests.detail}); load ${load()}`,
     );
     if (workers !== 4) return;
@@ -262,6 +266,20 @@ export async function bench(env: Environment): Promise<void> {
           '≤ 1.0×',
         ),
         row(
+          '  CPU time of the process, spawn → converged, 4 workers',
+          opt(d.cpu[4], secs),
+          opt(g.cpu[4], secs),
+          x(d.cpu[4], g.cpu[4]),
+          '',
+        ),
+        row(
+          '  CPU time of the process, spawn → converged, 1 worker',
+          opt(d.cpu[1], secs),
+          opt(g.cpu[1], secs),
+          x(d.cpu[1], g.cpu[1]),
+          '',
+        ),
+        row(
           `RSS idle (median of ${STARTS})`,
           mib(median(d.idle)),
           mib(goIdle),
@@ -303,7 +321,7 @@ export async function bench(env: Environment): Promise<void> {
     if (all.length <= 2) return;
     printTable(
       'the bundle without each of the image flags, and the baseline bundle if given (ratios to the same-run Go figure)',
-      ['run', 'converge 4 workers', 'RSS idle', `RSS after ${FEW}`, 'start → /readyz'],
+      ['run', 'converge 4 workers', 'CPU', 'RSS idle', `RSS after ${FEW}`, 'start → /readyz'],
       all
         .filter((r) => !r.go)
         .map((r) => {
@@ -311,6 +329,7 @@ export async function bench(env: Environment): Promise<void> {
           return [
             r.label,
             `${opt(f.converge[4], secs)} (${x(f.converge[4], g.converge[4])})`,
+            `${opt(f.cpu[4], secs)} (${x(f.cpu[4], g.cpu[4])})`,
             `${mib(median(f.idle))} (${x(median(f.idle), goIdle)})`,
             `${opt(f.rssFew, mib)} (${x(f.rssFew, g.rssFew)})`,
             `${ms(median(f.ready))} (${x(median(f.ready), goReady)})`,
