@@ -20,6 +20,8 @@ export interface PeerProc {
   readonly pid: number;
   /** Milliseconds from spawn to the first 200 of /readyz. */
   readonly readyMs: number;
+  /** Its plain-HTTP /metrics URL. */
+  readonly metricsUrl: string;
   /** Whether it is still running. */
   alive(): boolean;
   /** SIGTERM, then resolves once it has exited. */
@@ -57,6 +59,7 @@ export async function spawnReady(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   readyUrl: string,
+  metricsUrl = '',
 ): Promise<PeerProc> {
   const t0 = performance.now();
   const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env });
@@ -82,6 +85,7 @@ export async function spawnReady(
   return {
     pid: child.pid ?? 0,
     readyMs: performance.now() - t0,
+    metricsUrl,
     alive,
     stop: async () => {
       if (alive()) child.kill('SIGTERM');
@@ -146,6 +150,7 @@ export function bundleRunner(
         ],
         childEnv(imageKeys, env),
         `http://127.0.0.1:${health}/readyz`,
+        `http://127.0.0.1:${metrics}/metrics`,
       );
     },
   };
@@ -181,9 +186,21 @@ export function goRunner(ctx: RunnerContext, binary: string): Runner {
         ],
         { ...process.env },
         `http://127.0.0.1:${health}/readyz`,
+        `http://127.0.0.1:${metrics}/metrics`,
       );
     },
   };
+}
+
+/** The sum of every `controller_runtime_reconcile_total` series at `metricsUrl` (0 when unreadable). */
+export async function reconcilesOf(metricsUrl: string): Promise<number> {
+  const text = await fetch(metricsUrl).then(
+    (r) => r.text(),
+    () => '',
+  );
+  let sum = 0;
+  for (const m of text.matchAll(/^controller_runtime_reconcile_total\{[^}]*\} (\S+)$/gm)) sum += Number(m[1]);
+  return sum;
 }
 
 /** Resources whose requests are counted per AITask. */

@@ -39,6 +39,7 @@ import {
   buildGoPeer,
   bundleRunner,
   cpuMsOf,
+  reconcilesOf,
   goRunner,
   requestsPerTask,
   rssOf,
@@ -63,6 +64,8 @@ interface Figures {
   readonly ready: number[];
   readonly idle: number[];
   converge: Partial<Record<1 | 4, number>>;
+  /** Reconciles from spawn to all converged, per AITask. */
+  reconciles: Partial<Record<1 | 4, number>>;
   /** CPU time the process used from spawn to all converged, in ms. */
   cpu: Partial<Record<1 | 4, number>>;
   requests: Partial<Record<1 | 4, { perTask: number; detail: string }>>;
@@ -82,7 +85,7 @@ class Results {
   get(r: Runner): Figures {
     let f = this.#by.get(r.label);
     if (f === undefined) {
-      f = { ready: [], idle: [], converge: {}, cpu: {}, requests: {} };
+      f = { ready: [], idle: [], converge: {}, cpu: {}, reconciles: {}, requests: {} };
       this.#by.set(r.label, f);
     }
     return f;
@@ -167,11 +170,12 @@ async function converge(
     await watching;
     f.converge[workers] = performance.now() - t0;
     f.cpu[workers] = cpuMsOf(p.pid);
+    f.reconciles[workers] = (await reconcilesOf(p.metricsUrl)) / FEW;
     const requests = requestsPerTask(before, await apiserverRequests(transport), FEW);
     f.requests[workers] = requests;
     say(
       `${r.label.trim()}, ${workers} worker(s): ${FEW} converged in ${secs(f.converge[workers])} ` +
-        `(CPU ${secs(f.cpu[workers] ?? 0)}); ` +
+        `(CPU ${secs(f.cpu[workers] ?? 0)}, ${(f.reconciles[workers] ?? 0).toFixed(2)} reconciles/task); ` +
         `${requests.perTask.toFixed(2)} requests/task (${requests.detail}); load ${load()}`,
     );
     if (workers !== 4) return;
@@ -277,6 +281,13 @@ export async function bench(env: Environment): Promise<void> {
           opt(d.cpu[1], secs),
           opt(g.cpu[1], secs),
           x(d.cpu[1], g.cpu[1]),
+          '',
+        ),
+        row(
+          '  reconciles per AITask, spawn → converged, 1 worker',
+          opt(d.reconciles[1], (v) => v.toFixed(2)),
+          opt(g.reconciles[1], (v) => v.toFixed(2)),
+          '',
           '',
         ),
         row(
