@@ -226,13 +226,15 @@ export async function bench(env: Environment): Promise<void> {
     say(`load average at start: ${loads[0] ?? ''}`);
     const fl = await floor();
     const idleNs = await namespace(c, `bench-peer-idle-${Date.now().toString(36)}`);
+    // Each round starts at another runner, so no runner always follows the same one.
     for (let i = 0; i < STARTS; i++)
-      for (const r of all) {
+      for (const r of [...all.slice(i % all.length), ...all.slice(0, i % all.length)]) {
         const p = await r.start(idleNs, 1);
         await sleep(SETTLE_MS);
         results.get(r).ready.push(p.readyMs);
         results.get(r).idle.push(rssOf(p.pid));
         await p.stop();
+        say(`${r.label.trim()}: ready in ${ms(p.readyMs)}, idle ${mib(results.get(r).idle.at(-1) ?? 0)}`);
       }
     say(`idle measured; load ${load()}`);
     for (const r of [go, deployed]) await converge(c, transport, r, 1, results.get(r), false);
