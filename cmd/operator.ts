@@ -1,4 +1,4 @@
-// The operator process as deployed (`npm run operator`, dist/operator.mjs, the image):
+// The operator process as deployed (`npm run operator`, dist/operator/main.mjs, the image):
 // the operator from operator/ plus, when `--webhook-port` is set, the conversion
 // webhook from conversion-webhook/ in the same process (what OLM's webhookdefinitions
 // and the plain manifests expect), with the key that signs its conversion stash from a

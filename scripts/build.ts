@@ -16,7 +16,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { load } from 'js-yaml';
-import { bundleOperator, common, LAZY_VENDOR, MIN_NODE_MAJOR, trimClientNode } from './lib/esbuild.ts';
+import {
+  bundleOperator,
+  bundleVendor,
+  common,
+  MIN_NODE_MAJOR,
+  OPERATOR_MAIN,
+  trimClientNode,
+} from './lib/esbuild.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -72,19 +79,6 @@ const kubeConfigOnly: Plugin = {
     }));
   },
 };
-
-/** Bundles each LAZY_VENDOR package as CommonJS into dist/plugin/vendor/. */
-async function bundleVendor(): Promise<void> {
-  for (const pkg of Object.keys(LAZY_VENDOR)) {
-    await build({
-      ...common,
-      banner: {},
-      format: 'cjs',
-      stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root },
-      outfile: join(dist, 'plugin/vendor', `${pkg}.cjs`),
-    });
-  }
-}
 
 /** A POSIX sh launcher for `dist/plugin/main.mjs`, with `prefixArgs` before the user's arguments. */
 function launcher(name: string, prefixArgs: string): string {
@@ -207,7 +201,7 @@ async function bundleSingleFile(): Promise<string> {
     legalComments: 'none',
     entryPoints: [join(root, 'plugin/main.ts')],
     outfile: out,
-    plugins: [kubeConfigOnly, trimClientNode(true)],
+    plugins: [kubeConfigOnly, trimClientNode(undefined)],
   });
   return out;
 }
@@ -299,7 +293,7 @@ async function bundle(e: Entry): Promise<void> {
     outdir: dirname(out),
     outExtension: { '.js': '.mjs' },
     ...(e.split === true ? { splitting: true, chunkNames: 'chunks/[name]-[hash]' } : {}),
-    plugins: e.trim === true ? [kubeConfigOnly, trimClientNode()] : [],
+    plugins: e.trim === true ? [kubeConfigOnly, trimClientNode('../vendor')] : [],
   });
 }
 
@@ -314,13 +308,13 @@ async function main(): Promise<void> {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string })
     .version;
   for (const e of ENTRIES) await bundle(e);
-  await bundleOperator(join(dist, 'operator.mjs'));
-  await bundleVendor();
+  await bundleOperator(join(dist, 'operator'));
+  await bundleVendor(join(dist, 'plugin/vendor'));
   writeExecutable(join(dist, 'kubectl-aiops'), launcher('kubectl-aiops', ''));
   writeExecutable(join(dist, 'kubectl_complete-aiops'), launcher('kubectl_complete-aiops', '__complete '));
   const built = [
     ...ENTRIES.map((e) => `dist/${e.out}`),
-    'dist/operator.mjs',
+    `dist/operator/${OPERATOR_MAIN}`,
     'dist/kubectl-aiops',
     'dist/kubectl_complete-aiops',
   ];

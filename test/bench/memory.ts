@@ -1,4 +1,4 @@
-// Bench section `memory`: the operator as deployed (dist/operator.mjs bundled as the image
+// Bench section `memory`: the operator as deployed (dist/operator/ bundled as the image
 // has it, run by `node` with the environment the Dockerfile's runtime stage sets, leader
 // election and the hosted webhook on) as a plain process against the environment's cluster
 // and a real Prometheus. Measures start → /readyz 200 on an empty namespace, RSS idle, RSS
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { KubeTransport } from '../../api/kube/transport.ts';
-import { bundleOperator } from '../../scripts/lib/esbuild.ts';
+import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';
@@ -184,8 +184,8 @@ function oversizedRow(
 export async function bench(env: Environment, only?: 'oversized'): Promise<void> {
   const started = performance.now();
   const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-memory-'));
-  const bundle = join(dir, 'operator.mjs');
-  await bundleOperator(bundle);
+  await bundleOperator(join(dir, 'operator'));
+  const bundle = join(dir, 'operator', OPERATOR_MAIN);
   const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
   say(
     `bundled ${bundle}; image environment ${JSON.stringify(image.env)}, node flags ${image.nodeFlags.join(' ')}`,

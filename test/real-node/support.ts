@@ -9,9 +9,9 @@ import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-nod
 import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
 import { CGROUP_ROOT, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 
-/** True for the operator's process as the image's entrypoint starts it: `node [flags] dist/operator.mjs [args]`. */
+/** True for the operator's process as the image's entrypoint starts it: `node [flags] dist/operator/main.mjs [args]`. */
 export function isOperatorProcess(cmdline: string): boolean {
-  return /^node( --\S+)* dist\/operator\.mjs( |$)/.test(cmdline);
+  return /^node( --\S+)* dist\/operator\/main\.mjs( |$)/.test(cmdline);
 }
 
 /** Host pids in the cgroup of pod `uid` (its sandbox and containers), from the pids hierarchy. */

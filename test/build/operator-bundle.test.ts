@@ -1,0 +1,73 @@
+// The operator's bundle directory (dist/operator/, what the image ships) holds what the idle
+// RSS and start figures of `npm run bench -- peer` depend on: main.mjs carries only what every
+// install runs, the X.509 code and client-node's proxy and cloud-auth packages sit beside it
+// and load on first use from where the bundle looks for them, and no file has a character
+// outside ASCII (one would make V8 keep the file's whole source as a two-byte string).
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { bundleOperator, LAZY_VENDOR, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
+
+let dir = '';
+let files: string[] = [];
+before(async () => {
+  dir = join(mkdtempSync(join(tmpdir(), 'aiops-operator-bundle-')), 'operator');
+  await bundleOperator(dir);
+  files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(mjs|cjs)$/.test(f));
+});
+after(() => rmSync(join(dir, '..'), { recursive: true, force: true }));
+
+/** The sources esbuild put into `file` (from its source map), as paths relative to the repository. */
+function sourcesOf(file: string): string[] {
+  const map = JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] };
+  return map.sources.map((s) => s.replace(/^(\.\.\/)+/, ''));
+}
+
+test('every file of the bundle is ASCII, so V8 holds its source one byte a character', () => {
+  assert.ok(files.includes(OPERATOR_MAIN), `${OPERATOR_MAIN} in ${files.join(', ')}`);
+  for (const f of files) {
+    const text = readFileSync(join(dir, f), 'latin1');
+    const at = text.search(/[^\t\n\r\x20-\x7e]/);
+    assert.equal(
+      at,
+      -1,
+      `${f} has a byte outside printable ASCII at ${at}: …${text.slice(Math.max(0, at - 40), at + 10)}…`,
+    );
+  }
+});
+
+test('main.mjs leaves out the X.509 code and the vendor packages, and stays under 600 KB', () => {
+  const heavy =
+    /node_modules\/(undici|socks|socks-proxy-agent|hpagent|jsonpath-plus|@peculiar\/[^/]+|asn1js)\//;
+  const inMain = sourcesOf(OPERATOR_MAIN).filter((s) => heavy.test(s));
+  assert.deepEqual(inMain, [], 'loaded by every install at start');
+  const statics = [...readFileSync(join(dir, OPERATOR_MAIN), 'utf8').matchAll(/from"\.\/([^"]+)"/g)].map(
+    (m) => m[1] ?? '',
+  );
+  for (const chunk of statics)
+    assert.deepEqual(
+      sourcesOf(chunk).filter((s) => heavy.test(s)),
+      [],
+      `${chunk}, imported by main.mjs at start`,
+    );
+  const size = readFileSync(join(dir, OPERATOR_MAIN)).length;
+  assert.ok(size < 600_000, `main.mjs is ${size} bytes`);
+  const x509 = files.filter((f) => sourcesOf(f).some((s) => s.includes('node_modules/@peculiar/x509/')));
+  assert.equal(x509.length, 1, `one chunk holds the X.509 code: ${x509.join(', ')}`);
+});
+
+test('each vendor package loads from ./vendor of the file that asks for it, with the exports client-node uses', () => {
+  const load = createRequire(join(dir, OPERATOR_MAIN));
+  for (const [pkg, names] of Object.entries(LAZY_VENDOR)) {
+    const asker = files.filter(
+      (f) => !f.startsWith('vendor/') && readFileSync(join(dir, f), 'utf8').includes(`"./vendor/${pkg}.cjs"`),
+    );
+    assert.equal(asker.length, 1, `one file loads ./vendor/${pkg}.cjs: ${asker.join(', ')}`);
+    const mod = load(`./vendor/${pkg}.cjs`) as Record<string, unknown>;
+    for (const n of names) assert.equal(typeof mod[n], 'function', `${pkg}.${n}`);
+  }
+});
