@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
+import { fullCollection } from '../api/full-gc.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
 import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 import {
@@ -426,12 +427,11 @@ let releaseTimer: NodeJS.Timeout | undefined;
 
 /**
  * One full collection a second after the last large review (a LIST's burst of reviews gets
- * one), when the process runs with `--expose-gc` (the image's entrypoint passes it); else nothing.
+ * one), off the request path (api/full-gc.ts).
  */
 function releaseSoon(): void {
-  if (globalThis.gc === undefined) return;
   clearTimeout(releaseTimer);
-  releaseTimer = setTimeout(() => globalThis.gc?.(), 1000).unref();
+  releaseTimer = setTimeout(fullCollection, 1000).unref();
 }
 
 function reject(

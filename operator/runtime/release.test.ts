@@ -32,7 +32,7 @@ test('IdleRelease: a trickle of idle reconciles gets one collection per burst, n
   assert.ok(collections >= 8 && collections <= 10, `${collections} collections`);
 });
 
-test('IdleRelease: without --expose-gc (no gc) and after stop nothing runs', (t) => {
+test('IdleRelease: without a collection (gc undefined) and after stop nothing runs', (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const none = new IdleRelease({ gc: undefined, burst: 1 });
   none.reconciled(true);

@@ -3,19 +3,20 @@
 // until its next full collection, which an otherwise quiet operator may not run for a long
 // time. So once at least BURST_RECONCILES reconciles have finished since the last
 // collection and the queue is idle (nothing queued, nothing in flight), one full collection
-// runs RELEASE_DELAY_MS later — only when the process runs with `--expose-gc`, as the
-// image's entrypoint does; otherwise nothing. At most one is pending at a time, so a steady
+// runs RELEASE_DELAY_MS later (api/full-gc.ts). At most one is pending at a time, so a steady
 // trickle of reconciles gets one per BURST_RECONCILES of them, never one per reconcile. One
 // also runs when the workers start, for the start-up's own garbage.
+
+import { fullCollection } from '../../api/full-gc.ts';
 
 /** Reconciles since the last collection before an idle queue triggers one. */
 export const BURST_RECONCILES = 100;
 /** Wait in ms between the queue going idle and the collection. */
 export const RELEASE_DELAY_MS = 1000;
 
-/** Options of IdleRelease (for tests; the defaults are the constants above and `globalThis.gc`). */
+/** Options of IdleRelease (for tests; the defaults are the constants above and fullCollection). */
 export interface IdleReleaseOptions {
-  /** The full collection; default `globalThis.gc` (undefined without `--expose-gc`: a no-op). */
+  /** The full collection; default fullCollection (undefined: none, a no-op). */
   readonly gc?: (() => void) | undefined;
   readonly burst?: number;
   readonly delayMs?: number;
@@ -30,14 +31,7 @@ export class IdleRelease {
   #timer: NodeJS.Timeout | undefined;
 
   constructor(opts: IdleReleaseOptions = {}) {
-    this.#gc =
-      'gc' in opts
-        ? opts.gc
-        : globalThis.gc === undefined
-          ? undefined
-          : (): void => {
-              globalThis.gc?.();
-            };
+    this.#gc = 'gc' in opts ? opts.gc : fullCollection;
     this.#burst = opts.burst ?? BURST_RECONCILES;
     this.#delayMs = opts.delayMs ?? RELEASE_DELAY_MS;
   }
