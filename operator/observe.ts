@@ -5,7 +5,6 @@
 
 import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
-import { confineQuery } from './decision/confine.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import { renderQuery, type MetricReader } from './edges/prometheus.ts';
 import type { Informer } from './runtime/informer.ts';
@@ -52,6 +51,14 @@ export function observeTarget(
   return { found: true, replicas: deployment.spec?.replicas ?? 1 };
 }
 
+/**
+ * The PromQL parser behind confineQuery, loaded with the first task that brings its own query:
+ * decoding the grammar's tables at import cost every start ~5 ms of CPU and an optimizing
+ * compile (~5 MiB of the node binary's compiler paged in), though tasks on the default query
+ * never parse PromQL.
+ */
+let confinement: Promise<typeof import('./decision/confine.ts')> | undefined;
+
 /** What reading the metric needs. */
 export interface MetricSources {
   /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
@@ -82,6 +89,7 @@ export async function observeMetric(
       return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
     }
   } else if (s.confineQueries) {
+    const { confineQuery } = await (confinement ??= import('./decision/confine.ts'));
     const confined = confineQuery(query, targetNs);
     if (!confined.ok) return { ok: false, reason: 'QueryRefused', message: confined.message };
     query = confined.query;
