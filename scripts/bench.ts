@@ -39,6 +39,13 @@ if (unknown.length > 0) {
 }
 const env = await startEnvironment((l) => process.stderr.write(`[bench] ${l}\n`));
 Object.assign(process.env, env.env);
+// Interrupted (Ctrl-C, a timeout's SIGTERM), the cluster and Prometheus go too: they are
+// processes of their own and would otherwise outlive the bench.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    process.stderr.write(`[bench] ${signal}: stopping the environment\n`);
+    void env.stop().finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
+  });
 try {
   process.stdout.write(
     `# aiops benchmarks — ${new Date().toISOString()}, node ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`,

@@ -67,7 +67,17 @@ export async function spawnReady(
   child.stderr.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-4000);
   });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // A bench that exits early (an error, SIGINT) takes its operators with it.
+  const orphaned = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', orphaned);
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      process.off('exit', orphaned);
+      r();
+    }),
+  );
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
   for (;;) {
     if (!alive()) throw new Error(`${command} exited: ${stderr}`);
