@@ -10,20 +10,22 @@
 
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { load } from 'js-yaml';
-import {
-  bundleOperator,
-  bundleVendor,
-  common,
-  MIN_NODE_MAJOR,
-  OPERATOR_MAIN,
-  trimClientNode,
-} from './lib/esbuild.ts';
+import { bundleOperator, common, MIN_NODE_MAJOR, OPERATOR_MAIN, trimClientNode } from './lib/esbuild.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -309,7 +311,8 @@ async function main(): Promise<void> {
     .version;
   for (const e of ENTRIES) await bundle(e);
   await bundleOperator(join(dist, 'operator'));
-  await bundleVendor(join(dist, 'plugin/vendor'));
+  // The plugin loads the same vendor packages as the operator: built once, copied.
+  cpSync(join(dist, 'operator/vendor'), join(dist, 'plugin/vendor'), { recursive: true });
   writeExecutable(join(dist, 'kubectl-aiops'), launcher('kubectl-aiops', ''));
   writeExecutable(join(dist, 'kubectl_complete-aiops'), launcher('kubectl_complete-aiops', '__complete '));
   const built = [

@@ -122,7 +122,7 @@ const builtinsByRequire: Plugin = {
  * Bundles each LAZY_VENDOR package as CommonJS into `dir` (`<dir>/<pkg>.cjs`), where the
  * modules trimClientNode makes load them from on first use.
  */
-export async function bundleVendor(dir: string): Promise<void> {
+async function bundleVendor(dir: string): Promise<void> {
   for (const pkg of Object.keys(LAZY_VENDOR)) {
     await build({
       ...common,
