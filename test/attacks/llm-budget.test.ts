@@ -36,6 +36,21 @@ const asking = (tenant: Tenant, name: string): Promise<void> =>
 const llm = async (tenant: Tenant, name: string) =>
   findCondition((await tenant.tasks.get(tenant.namespace, name)).status?.conditions, 'LLMAvailable');
 
+/** Where `tenant`'s task `name` stands, for a wait that ends without what it waited for. */
+async function standing(tenant: Tenant, name: string): Promise<string> {
+  const status = (await tenant.tasks.get(tenant.namespace, name)).status;
+  const conditions = (status?.conditions ?? []).map((c) => `${c.type}=${c.status}:${c.reason}`).join(' ');
+  return `phase ${status?.phase ?? 'none'}; ${conditions}; last decision ${JSON.stringify(status?.lastDecision ?? null)}`;
+}
+
+/** The operator's log lines about `tenant`'s namespace, the last `n`. */
+const logsOf = (tenant: Tenant, n = 20): string =>
+  stage.operator.logs
+    .map((l) => JSON.stringify(l))
+    .filter((l) => l.includes(tenant.namespace))
+    .slice(-n)
+    .join('\n');
+
 test("one namespace's spent share leaves the other namespace's calls untouched", async () => {
   const { mallory, alice } = stage;
   for (const name of ['a', 'b', 'c']) await asking(mallory, name);
@@ -54,9 +69,12 @@ test("one namespace's spent share leaves the other namespace's calls untouched",
   assert.equal(models.requests.get('test-model'), 2, "mallory's two calls, and no more");
 
   await asking(alice, 'fair');
-  await eventually("alice's advice", async () =>
-    (await llm(alice, 'fair'))?.reason === 'LLMAdvice' ? true : undefined,
-  );
+  await eventually("alice's advice", async () => {
+    if ((await llm(alice, 'fair'))?.reason === 'LLMAdvice') return true;
+    throw new Error(await standing(alice, 'fair'));
+  }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\noperator log on ${alice.namespace}:\n${logsOf(alice)}`);
+  });
   const calls = models.requests.get('test-model') ?? 0;
   assert.ok(calls >= 3 && calls <= 4, `${calls} calls: mallory's 2 and alice's own (her share is 2 as well)`);
 });
