@@ -42,6 +42,7 @@ import { defaultBinDir } from '../harness/paths.ts';
 import { REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
+import { recordTimeline } from './upgrade-timeline.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -245,6 +246,13 @@ describe(
       // Reads that need conversion, once a second through the upgrade: the README promises
       // one to three fail, so more than three is a regression (the causes are reported).
       const upgrade = { running: true };
+      const timeline = recordTimeline({
+        kubeconfig: cluster.kubeconfigPath,
+        namespace: NS,
+        crd: `aitasks.${G}`,
+        secret: 'aiops-operator-service-cert',
+        selector: 'app.kubernetes.io/name=aiops-operator',
+      });
       const failed: number[] = [];
       const why = new Map<string, number>();
       let samples = 0;
@@ -258,6 +266,7 @@ describe(
             const text = (err as Error).message;
             const cause = /conversion webhook[^\n]*?: Post "[^"]*": ([^\n]*)/.exec(text)?.[1] ?? text;
             const short = cause.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 120);
+            timeline.mark(`read failed: ${short}`);
             // The CRD's caBundle just after: none (an InstallPlan's bundle copy of the CRD), the
             // CA now in OLM's Secret (pods not yet serving its certificate), or another.
             const bundle = kubectl([
@@ -285,11 +294,13 @@ describe(
       })();
       await olm.stableSucceeded(csvName(current.version)).finally(() => (upgrade.running = false));
       await sampler;
+      const happened = timeline.stop();
       t.diagnostic(
         `reads needing conversion that failed during the upgrade: ${failed.length}` +
           (failed.length > 0 ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s` : ''),
       );
       for (const [cause, n] of why) t.diagnostic(`  ${n}× ${cause}`);
+      if (failed.length > 0) t.diagnostic(`the upgrade as it happened:\n${happened.join('\n')}`);
       assert.ok(samples > 0, 'the sampler read at least once during the upgrade');
       assert.ok(
         failed.length <= 3,
