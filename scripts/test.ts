@@ -6,11 +6,17 @@
 //
 // Usage: npm test [-- FILE...]   (default: every *.test.ts outside node_modules and dist)
 // Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once), AIOPS_KEEP_CLUSTER=1 keeps the dir.
+// Interrupted (SIGINT, SIGTERM), it stops every process the tests started, then the
+// environment, and exits 130 or 143.
 
-import { spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { globSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_NET } from '../test/harness/real-node/layout.ts';
+import { stopRealNode } from '../test/harness/real-node/node.ts';
 import { startEnvironment } from '../test/support/environment.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,6 +32,62 @@ const files = (
       })
 ).sort();
 
+/** How long an interrupted group has between SIGTERM and SIGKILL, in ms. */
+const GROUP_GRACE_MS = 5_000;
+
+/** Whether process group `pgid` still has a member. */
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** SIGTERM to each process group, SIGKILL to those still alive GROUP_GRACE_MS later. */
+async function stopGroups(pgids: readonly number[]): Promise<void> {
+  const signal = (pgid: number, sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-pgid, sig);
+    } catch {
+      // the group has already ended
+    }
+  };
+  for (const g of pgids) signal(g, 'SIGTERM');
+  const deadline = Date.now() + GROUP_GRACE_MS;
+  while (pgids.some(groupAlive) && Date.now() < deadline) await sleep(100);
+  for (const g of pgids) signal(g, 'SIGKILL');
+}
+
+/** The processes that make a real node live (containers' shims outlive a killed run). */
+const NODE_DAEMONS = new Set(['containerd', 'kubelet', 'kube-proxy']);
+
+/**
+ * Tears down the real node of each test cluster made since `since` (ms) whose test file was
+ * killed before its own teardown: its containers, mounts, network namespace, cgroups and
+ * sysctls (stopRealNode; a no-op for a cluster without one). Nothing is touched while
+ * containerd, the kubelet or kube-proxy still runs in the node's network namespace: that
+ * node is another run's.
+ */
+async function stopRealNodesSince(since: number): Promise<void> {
+  const inNode = spawnSync('ip', ['netns', 'pids', NODE_NET.netns], { encoding: 'utf8' }).stdout;
+  const comm = (pid: string): string => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  if (inNode.split('\n').some((pid) => NODE_DAEMONS.has(comm(pid)))) return;
+  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith('aiops-cluster-'))) {
+    const dir = join(tmpdir(), name);
+    if (statSync(dir).mtimeMs >= since)
+      await stopRealNode(dir).catch((err: unknown) => say(`${dir}: ${String(err)}`));
+  }
+}
+
+const started = Date.now();
 let code: number;
 const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1').catch((err: unknown) => {
   say(`setup failed: ${(err as Error).message}`);
@@ -40,6 +102,18 @@ try {
   );
   // One id for both node:test processes, so what is built once per run is built once.
   const runId = `${process.pid}-${Date.now()}`;
+  // Each node:test process leads a process group of its own, holding its test files and
+  // every cluster, Prometheus and operator they start: interrupted (Ctrl-C, a CI timeout's
+  // SIGTERM), this process ends each group whole instead of leaving them running.
+  const groups: number[] = [];
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      say(`${signal}: stopping the test processes and the environment`);
+      void stopGroups(groups)
+        .then(() => stopRealNodesSince(started))
+        .then(() => env.stop())
+        .finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
+    });
   const runFiles = (group: readonly string[], n: number): Promise<number> => {
     if (group.length === 0) return Promise.resolve(0);
     const run = spawn(
@@ -48,9 +122,11 @@ try {
       {
         cwd: root,
         stdio: 'inherit',
+        detached: true,
         env: { ...process.env, ...env.env, AIOPS_TEST_RUN: runId },
       },
     );
+    if (run.pid !== undefined) groups.push(run.pid);
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   };
   const codes = await Promise.all([
