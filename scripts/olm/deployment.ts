@@ -17,6 +17,9 @@ export const PORTS = { webhook: DEFAULT_INSTALL.webhookPort, metrics: 8443, heal
 /** Port of the webhook Service (what the CRD's conversion config and OLM's `containerPort` name). */
 export const WEBHOOK_SERVICE_PORT = 443;
 
+/** The operator container's memory limit, in MiB (its request is 96 MiB). */
+export const OPERATOR_MEMORY_LIMIT_MIB = 384;
+
 /** Optional Secret in the install namespace whose `api-key` is sent to LLM endpoints (LLM mode). */
 export const LLM_SECRET = 'aiops-llm';
 /** Env var the operator reads the LLM API key from (its default; mapped from LLM_SECRET). */
@@ -109,7 +112,10 @@ export function deploymentSpec(options: DeploymentOptions): Record<string, unkno
             ],
             livenessProbe: { ...probe('/healthz'), initialDelaySeconds: 15 },
             readinessProbe: { ...probe('/readyz'), initialDelaySeconds: 5 },
-            resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '384Mi' } },
+            resources: {
+              requests: { cpu: '50m', memory: '96Mi' },
+              limits: { memory: `${OPERATOR_MEMORY_LIMIT_MIB}Mi` },
+            },
             securityContext: {
               allowPrivilegeEscalation: false,
               readOnlyRootFilesystem: true,

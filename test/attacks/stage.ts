@@ -20,6 +20,7 @@ import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts
 import { Resources, type Deployment, type Node, type Pod } from '../../operator/runtime/kinds.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
+import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import {
   startExporter,
@@ -32,6 +33,13 @@ import { csvInstallSpec, installAsOLM } from '../olm/install-as-olm.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
+
+/**
+ * The operator's V8 heap bound here: three quarters of the shipped container's memory limit
+ * (the rest is code, buffers and TLS outside the heap), so growth that would get the pod
+ * OOM-killed crashes the operator and fails the suite instead of only slowing it.
+ */
+export const HEAP_BOUND_MIB = Math.floor((OPERATOR_MEMORY_LIMIT_MIB * 3) / 4);
 
 /** The gauge every attack task reads; each series carries the namespace it belongs to. */
 export const LOAD = 'attack_load';
@@ -226,7 +234,11 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
         ...(opts.args ?? []),
       ],
       { AIOPS_CONFINE_QUERIES: 'true', AIOPS_METRICS_SECURE: 'true', POD_NAMESPACE: operatorNs },
-      { kubeconfig: operatorKubeconfig, metrics: scraper },
+      {
+        kubeconfig: operatorKubeconfig,
+        metrics: scraper,
+        nodeArgs: [`--max-old-space-size=${HEAP_BOUND_MIB}`],
+      },
     );
     stops.push(async () => {
       await operator.stop();

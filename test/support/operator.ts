@@ -56,6 +56,8 @@ export interface OperatorProcessOptions {
    * bound to the aiops-metrics-reader ClusterRole). Default: plain HTTP.
    */
   readonly metrics?: { readonly token: string; readonly ca: string };
+  /** Node options placed before the entry point, e.g. a heap bound (default: none). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -92,6 +94,7 @@ export async function startOperatorProcess(
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       'cmd/operator.ts',
       `--kubeconfig=${kubeconfig}`,
       `--metrics-port=${metricsPort}`,
