@@ -47,6 +47,8 @@ export interface ReviewOutcome {
   stashRejections: (StashRejection & { readonly object: string })[];
   /** True when the review failed because it needed the stash key and there was none (PendingStashKey). */
   stashKeyMissing: boolean;
+  /** The object a Failure is about (`ns/name`); empty when it is about the review itself. */
+  failedObject: string;
 }
 
 function failure(
@@ -56,6 +58,7 @@ function failure(
   apiVersion = REVIEW_API_VERSION,
   desired = 'invalid',
   stashKeyMissing = false,
+  failedObject = '',
 ): ReviewOutcome {
   return {
     httpStatus,
@@ -63,6 +66,7 @@ function failure(
     desired,
     stashRejections: [],
     stashKeyMissing,
+    failedObject,
     body: { apiVersion, kind: 'ConversionReview', response: { uid, result: { status: 'Failure', message } } },
   };
 }
@@ -124,6 +128,7 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
           REVIEW_API_VERSION,
           desired,
           true,
+          identify(o),
         );
       const why = err instanceof ConversionError ? err.message : `internal error: ${String(err)}`;
       return failure(
@@ -132,6 +137,8 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
         `cannot convert object ${i} (${identify(o)}) to ${desired}: ${why}`,
         REVIEW_API_VERSION,
         desired,
+        false,
+        identify(o),
       );
     }
   }
@@ -141,6 +148,7 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
     desired,
     stashRejections,
     stashKeyMissing: false,
+    failedObject: '',
     body: {
       apiVersion: REVIEW_API_VERSION,
       kind: 'ConversionReview',

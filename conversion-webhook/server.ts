@@ -11,6 +11,7 @@ import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
+import { LogOnce } from '../api/log-once.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
 import { fullCollection } from '../api/full-gc.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
@@ -153,6 +154,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
       opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES,
       metrics,
     ),
+    warnings: new LogOnce(),
   };
   server.on('request', (req, res) => {
     try {
@@ -226,6 +228,8 @@ interface Ctx {
   /** The stash key in use, or why there is none yet. */
   key: () => Uint8Array | PendingStashKey;
   gate: Admission;
+  /** One warning line per object and reason per minute (api/log-once.ts). */
+  warnings: LogOnce;
 }
 
 /**
@@ -352,11 +356,14 @@ function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx)
   if (size >= LARGE_REVIEW_BYTES) releaseSoon();
   for (const r of outcome.stashRejections) {
     ctx.metrics.stashRejected.inc({ reason: r.reason });
-    ctx.log.warn('conversion stash ignored; converted without it', {
-      object: r.object,
-      reason: r.reason,
-      detail: r.detail,
-    });
+    const once = ctx.warnings.check(r.object, `stash_${r.reason}`);
+    if (once.log)
+      ctx.log.warn('conversion stash ignored; converted without it', {
+        object: r.object,
+        reason: r.reason,
+        detail: r.detail,
+        ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
+      });
   }
   if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
   else {
@@ -366,10 +373,13 @@ function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx)
         ? 'malformed'
         : 'conversion';
     ctx.metrics.failures.inc({ reason });
+    const once = ctx.warnings.check(outcome.failedObject, reason);
+    if (!once.log) return;
     const r = outcome.body.response.result;
     ctx.log.warn('conversion refused', {
       uid: outcome.body.response.uid,
       message: 'message' in r ? r.message : '',
+      ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
     });
   }
 }
