@@ -7,13 +7,16 @@
 // dropped mark of an AITask that still exists also leaves its status.cordonedNodes. Runs
 // only on the leader: once when it starts leading, every `intervalMs`, and a second after
 // an AITask is deleted (a tenant's task deleted without its finalizer is released at once).
+// Nodes are read from the shared node view (edges/node-snapshots.ts: one list per period for
+// every reader), so a burst of deletions does not list the nodes once per sweep.
 
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { ConflictError, NotFoundError } from '../api/kube/errors.ts';
 import { retryOnConflict } from '../api/kube/resources.ts';
+import { boundStatus } from '../api/status/bounded.ts';
 import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { CORDONED_BY_ANNOTATION, staleMarks, type MarkRelease } from '../api/cordon.ts';
+import { CORDONED_BY_ANNOTATION, staleMarksOf, type MarkRelease } from '../api/cordon.ts';
 import { without } from './decision/vocabulary.ts';
 import type { Actions } from './edges/actions.ts';
 import type { EventRecorder } from './edges/events.ts';
@@ -21,7 +24,7 @@ import type { Informer } from './runtime/informer.ts';
 
 /** What the sweep reads and writes. */
 export interface MarkSweepDeps {
-  readonly actions: Pick<Actions, 'nodes' | 'releaseMark'>;
+  readonly actions: Pick<Actions, 'cordonStates' | 'releaseMark'>;
   readonly tasks: Pick<AITaskClient, 'listAll' | 'get' | 'replaceStatus'>;
   readonly taskCache: Pick<Informer<v2.AITask>, 'list'>;
   readonly events: Pick<EventRecorder, 'record'>;
@@ -38,11 +41,11 @@ export const DEFAULT_MARK_SWEEP_MS = 300_000;
  * list throw (the next sweep tries again); a node that fails is logged and skipped.
  */
 export async function sweepMarks(d: MarkSweepDeps): Promise<MarkRelease[]> {
-  const nodes = await d.actions.nodes();
+  const nodes = await d.actions.cordonStates();
   const byUID = new Map<string, v2.AITask>();
   for (const t of d.taskCache.list()) if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, t);
   let exists = (uid: string): boolean => byUID.has(uid);
-  const first = staleMarks(nodes, exists, d.namespace);
+  const first = staleMarksOf(nodes, exists, d.namespace);
   if (first.length === 0) return [];
   if (first.some((r) => r.why === 'orphaned')) {
     byUID.clear();
@@ -51,7 +54,7 @@ export async function sweepMarks(d: MarkSweepDeps): Promise<MarkRelease[]> {
     exists = (uid) => byUID.has(uid);
   }
   const done: MarkRelease[] = [];
-  for (const candidate of staleMarks(nodes, exists, d.namespace)) {
+  for (const candidate of staleMarksOf(nodes, exists, d.namespace)) {
     try {
       const r = await d.actions.releaseMark(candidate, exists, d.namespace);
       if (r === undefined) continue;
@@ -88,7 +91,7 @@ async function dropFromStatus(d: MarkSweepDeps, task: v2.AITask, node: string): 
     const left = listed.filter((n) => n !== node);
     const status =
       left.length > 0 ? { ...live.status, cordonedNodes: left } : without(live.status, 'cordonedNodes');
-    return d.tasks.replaceStatus({ ...live, status });
+    return d.tasks.replaceStatus({ ...live, status: boundStatus(status) });
   }).catch((err: unknown) => {
     if (err instanceof NotFoundError || err instanceof ConflictError) return undefined;
     throw err;

@@ -13,6 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
 import { metaTime } from '../api/status/conditions.ts';
+import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../api/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -40,6 +41,7 @@ import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runt
 import { finalizeTask } from './finalize.ts';
 import type { MetricReader } from './edges/prometheus.ts';
 import { observeMetric, observeTarget } from './observe.ts';
+import type { QueryBounds } from './decision/query-cost.ts';
 
 /** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
 export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
@@ -109,6 +111,8 @@ export interface ReconcilerDeps {
   readonly allowCrossNamespace: boolean;
   /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
   readonly confineQueries: boolean;
+  /** Cost bounds on `trigger.query` (`--max-query-range`, `--min-query-resolution`; default DEFAULT_QUERY_BOUNDS). */
+  readonly queryBounds?: QueryBounds;
   /**
    * Longest an LLM call may hold a worker, in ms (`--llm-max-timeout`; default
    * DEFAULT_LLM_MAX_TIMEOUT_MS, 10 s): a task's `llm.timeoutSeconds` above it, or unset, is
@@ -413,14 +417,17 @@ export class Reconciler {
     return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
   }
 
-  /** PUT of the status subresource, bound to `task`'s resourceVersion; then its Events. */
+  /**
+   * PUT of the status subresource, bound to `task`'s resourceVersion, cut to the CRD's
+   * bounds (boundStatus) so the apiserver never refuses it as too long; then its Events.
+   */
   async #writeStatus(
     task: v2.AITask,
     status: v2.Status,
     events: readonly EventSpec[],
     log: Logger,
   ): Promise<v2.AITask> {
-    const written = await this.#d.tasks.replaceStatus({ ...task, status });
+    const written = await this.#d.tasks.replaceStatus({ ...task, status: boundStatus(status) });
     this.#d.telemetry.statusWrites.inc();
     log.debug('status written', { resourceVersion: written.metadata.resourceVersion });
     await this.#d.events.record(task, events);

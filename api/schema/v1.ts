@@ -1,7 +1,15 @@
 // AITask v1: the first stable API. Target split into Deployment name + namespace, the
 // threshold is a ratio (80 % = 0.8), snake_case actions, the interval in seconds.
 
-import { conditionsSchema, dnsLabel, dnsSubdomain, GROUP, type Envelope } from './common.ts';
+import {
+  conditionsSchema,
+  dateTime,
+  dnsLabel,
+  dnsSubdomain,
+  GROUP,
+  MESSAGE_MAX_LENGTH,
+  type Envelope,
+} from './common.ts';
 import type { Infer } from './infer.ts';
 
 export const VERSION = 'v1';
@@ -9,6 +17,13 @@ export const API_VERSION = `${GROUP}/${VERSION}` as const;
 
 export const ACTIONS = ['restart_pod', 'scale_up', 'scale_down', 'cordon_node', 'noop'] as const;
 export const PHASES = ['Pending', 'Monitoring', 'Healing', 'Healed', 'Failed'] as const;
+
+/**
+ * Longest `status.lastDecision` line: v2's decision reason (MESSAGE_MAX_LENGTH) and room for
+ * what conversion writes around it (`restart_pod (rules, blocked by CordonCapReached): `,
+ * api/conversion/v1.ts), so any v2 decision the operator writes reads back valid at v1.
+ */
+export const DECISION_LINE_MAX_LENGTH = MESSAGE_MAX_LENGTH + 256;
 
 export const specSchema = {
   type: 'object',
@@ -42,8 +57,12 @@ export const statusSchema = {
   type: 'object',
   properties: {
     phase: { type: 'string', enum: PHASES, description: 'Lifecycle phase.' },
-    lastDecision: { type: 'string', description: 'The last decision, in words.' },
-    lastExecutionTime: { type: 'string', format: 'date-time', description: 'When an action last ran.' },
+    lastDecision: {
+      type: 'string',
+      maxLength: DECISION_LINE_MAX_LENGTH,
+      description: 'The last decision, in words.',
+    },
+    lastExecutionTime: { ...dateTime, description: 'When an action last ran.' },
     observedGeneration: { type: 'integer', minimum: 0, description: 'The generation this status describes.' },
     conditions: conditionsSchema,
   },

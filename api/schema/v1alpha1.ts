@@ -1,7 +1,7 @@
 // AITask v1alpha1: the seed API (deprecated, still served). One string names the target,
 // the threshold is an integer percent, the interval a Go-style duration string.
 
-import { GROUP, type Envelope } from './common.ts';
+import { GROUP, message, WORD_MAX_LENGTH, type Envelope } from './common.ts';
 import type { Infer } from './infer.ts';
 
 export const VERSION = 'v1alpha1';
@@ -58,8 +58,8 @@ export const specSchema = {
 export const statusSchema = {
   type: 'object',
   properties: {
-    phase: { type: 'string', description: 'Lifecycle phase.' },
-    message: { type: 'string', description: 'Human-readable account of the phase.' },
+    phase: { type: 'string', maxLength: WORD_MAX_LENGTH, description: 'Lifecycle phase.' },
+    message: { ...message, description: 'Human-readable account of the phase.' },
   },
 } as const;
 

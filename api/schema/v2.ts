@@ -1,7 +1,21 @@
 // AITask v2: the storage version and conversion hub. Structured target, trigger and
 // remediation, decision mode (rules or LLM advice), and the safety switches.
 
-import { conditionsSchema, dnsLabel, dnsSubdomain, GROUP, type Envelope } from './common.ts';
+import {
+  conditionsSchema,
+  CORDONED_NODES_MAX_ITEMS,
+  dateTime,
+  dnsLabel,
+  dnsSubdomain,
+  GROUP,
+  ID_MAX_LENGTH,
+  message,
+  MODEL_MAX_LENGTH,
+  NAME_MAX_LENGTH,
+  NAMESPACE_MAX_LENGTH,
+  WORD_MAX_LENGTH,
+  type Envelope,
+} from './common.ts';
 import type { Infer } from './infer.ts';
 
 export const VERSION = 'v2';
@@ -172,15 +186,23 @@ const decisionRecordSchema = {
   type: 'object',
   required: ['id', 'action', 'source', 'reason', 'at'],
   properties: {
-    id: { type: 'string', description: 'Unique id of the decision, for crash-safe execution.' },
+    id: {
+      type: 'string',
+      maxLength: ID_MAX_LENGTH,
+      description: 'Unique id of the decision, for crash-safe execution.',
+    },
     action: { type: 'string', enum: ACTIONS },
     source: { type: 'string', enum: DECISION_SOURCES },
-    reason: { type: 'string' },
+    reason: message,
     metricValue: { type: 'number' },
     threshold: { type: 'number' },
     executed: { type: 'boolean' },
-    blockedBy: { type: 'string', description: 'The guardrail that stopped the action, if any.' },
-    at: { type: 'string', format: 'date-time' },
+    blockedBy: {
+      type: 'string',
+      maxLength: WORD_MAX_LENGTH,
+      description: 'The guardrail that stopped the action, if any.',
+    },
+    at: dateTime,
     generation: {
       type: 'integer',
       minimum: 0,
@@ -193,9 +215,13 @@ const decisionRecordSchema = {
         'The Deployment the decision acts on, as it was made; an approval holds only while the spec still names it (and, when recorded, it still has this UID).',
       required: ['namespace', 'name'],
       properties: {
-        namespace: { type: 'string' },
-        name: { type: 'string' },
-        uid: { type: 'string', description: 'UID of the Deployment when the decision was made.' },
+        namespace: { type: 'string', maxLength: NAMESPACE_MAX_LENGTH },
+        name: { type: 'string', maxLength: NAME_MAX_LENGTH },
+        uid: {
+          type: 'string',
+          maxLength: ID_MAX_LENGTH,
+          description: 'UID of the Deployment when the decision was made.',
+        },
       },
     },
     llm: {
@@ -204,7 +230,7 @@ const decisionRecordSchema = {
         'The LLM call behind this decision, when one went out (advice or a failure after the call).',
       required: ['model', 'latencyMs'],
       properties: {
-        model: { type: 'string', description: 'Model the request named.' },
+        model: { type: 'string', maxLength: MODEL_MAX_LENGTH, description: 'Model the request named.' },
         latencyMs: {
           type: 'integer',
           minimum: 0,
@@ -228,9 +254,13 @@ const decisionRecordSchema = {
       properties: {
         fromReplicas: { type: 'integer', minimum: 0, description: 'Replicas before a scale.' },
         replicas: { type: 'integer', minimum: 0, description: 'Replicas a scale sets.' },
-        pod: { type: 'string', description: 'Pod RestartPod evicts or whose node CordonNode cordons.' },
-        podUID: { type: 'string', description: 'UID of that pod.' },
-        node: { type: 'string', description: 'Node CordonNode cordons.' },
+        pod: {
+          type: 'string',
+          maxLength: NAME_MAX_LENGTH,
+          description: 'Pod RestartPod evicts or whose node CordonNode cordons.',
+        },
+        podUID: { type: 'string', maxLength: ID_MAX_LENGTH, description: 'UID of that pod.' },
+        node: { type: 'string', maxLength: NAME_MAX_LENGTH, description: 'Node CordonNode cordons.' },
       },
     },
   },
@@ -240,17 +270,18 @@ export const statusSchema = {
   type: 'object',
   properties: {
     phase: { type: 'string', enum: PHASES, description: 'Lifecycle phase.' },
-    message: { type: 'string', description: 'Human-readable account of the phase.' },
+    message: { ...message, description: 'Human-readable account of the phase.' },
     lastDecision: decisionRecordSchema,
     pendingDecision: decisionRecordSchema,
-    lastExecutionTime: { type: 'string', format: 'date-time' },
+    lastExecutionTime: dateTime,
     observedGeneration: { type: 'integer', minimum: 0 },
     attempts: { type: 'integer', minimum: 0, description: 'Actions since the target last recovered.' },
-    breachSince: { type: 'string', format: 'date-time', description: 'Start of the current breach.' },
+    breachSince: { ...dateTime, description: 'Start of the current breach.' },
     cordonedNodes: {
       type: 'array',
       'x-kubernetes-list-type': 'set',
-      items: { type: 'string' },
+      maxItems: CORDONED_NODES_MAX_ITEMS,
+      items: { type: 'string', maxLength: NAME_MAX_LENGTH },
       description: 'Nodes this task cordoned; its finalizer uncordons exactly these.',
     },
     conditions: conditionsSchema,
