@@ -152,6 +152,32 @@ export interface MarkRelease {
 }
 
 /**
+ * A node reduced to what the cordon rules read: what the operator keeps of each node between
+ * two lists of them (a few dozen bytes, whatever the Node carries).
+ */
+export interface CordonState {
+  readonly name: string;
+  readonly resourceVersion: string;
+  readonly unschedulable: boolean;
+  /** The mark (`markOf`), when the node carries one. */
+  readonly mark?: { readonly uid: string; readonly namespace?: string };
+  /** `cordonHeld`: the node is cordoned by the patch that wrote its mark. */
+  readonly held: boolean;
+}
+
+/** `node` as a CordonState. */
+export function cordonState(node: MarkedNode): CordonState {
+  const mark = markOf(node);
+  return {
+    name: node.metadata?.name ?? '',
+    resourceVersion: node.metadata?.resourceVersion ?? '',
+    unschedulable: node.spec?.unschedulable === true,
+    ...(mark !== undefined ? { mark } : {}),
+    held: cordonHeld(node),
+  };
+}
+
+/**
  * The release `node`'s mark needs, if any. `taskExists` says whether the AITask with a UID
  * exists; `scope` (the operator's `--namespace`) limits the decision to marks of that
  * namespace (marks without a namespace are then left alone).
@@ -161,12 +187,20 @@ export function markRelease(
   taskExists: (uid: string) => boolean,
   scope?: string,
 ): MarkRelease | undefined {
-  const mark = markOf(node);
+  return releaseOf(cordonState(node), taskExists, scope);
+}
+
+/** `markRelease` decided on a node's CordonState. */
+export function releaseOf(
+  state: CordonState,
+  taskExists: (uid: string) => boolean,
+  scope?: string,
+): MarkRelease | undefined {
+  const { mark, held } = state;
   if (mark === undefined) return undefined;
   if (scope !== undefined && mark.namespace !== scope) return undefined;
-  const held = cordonHeld(node);
   const base = {
-    node: node.metadata?.name ?? '',
+    node: state.name,
     uid: mark.uid,
     ...(mark.namespace !== undefined ? { namespace: mark.namespace } : {}),
   };
@@ -181,5 +215,20 @@ export function staleMarks(
   taskExists: (uid: string) => boolean,
   scope?: string,
 ): MarkRelease[] {
-  return nodes.flatMap((n) => markRelease(n, taskExists, scope) ?? []);
+  return staleMarksOf(nodes.map(cordonState), taskExists, scope);
+}
+
+/** `releaseOf` of every node state, in the order given. */
+export function staleMarksOf(
+  states: readonly CordonState[],
+  taskExists: (uid: string) => boolean,
+  scope?: string,
+): MarkRelease[] {
+  return states.flatMap((s) => releaseOf(s, taskExists, scope) ?? []);
+}
+
+/** Names of the nodes in `states` carrying the mark of the AITask `taskUID` (none for an empty UID). */
+export function markedFor(states: readonly CordonState[], taskUID: string | undefined): string[] {
+  if (taskUID === undefined || taskUID === '') return [];
+  return states.filter((s) => s.mark?.uid === taskUID).map((s) => s.name);
 }

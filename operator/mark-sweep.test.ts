@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   CORDONED_BY_ANNOTATION,
   CORDONED_BY_NAMESPACE_ANNOTATION,
+  cordonState,
   markRelease,
   type MarkRelease,
 } from '../api/cordon.ts';
@@ -56,7 +57,7 @@ function world(nodes: Node[], cached: v2.AITask[], live: v2.AITask[]) {
   let lists = 0;
   const deps: MarkSweepDeps = {
     actions: {
-      nodes: () => Promise.resolve(nodes),
+      cordonStates: () => Promise.resolve(nodes.map(cordonState)),
       releaseMark: (r, exists, scope) => {
         const n = nodes.find((x) => x.metadata.name === r.node);
         const now = n === undefined ? undefined : markRelease(n, exists, scope);

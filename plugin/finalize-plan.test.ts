@@ -6,6 +6,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import type { Lease } from '../api/leader.ts';
 import {
   judgeLeases,
+  MAX_SKIPS_SHOWN,
   planFinalize,
   planHasWork,
   type FinalizeInputs,
@@ -181,4 +182,29 @@ void test("planFinalize uncordons exactly the nodes still owed: cordoned with th
     ['skip'],
   );
   assert.equal(planHasWork(skipped), true);
+});
+
+void test('planFinalize: a node carrying the mark is owed even when status omits it; thousands of made-up names make a bounded plan', () => {
+  const made = Array.from({ length: 7000 }, (_, i) => `made-up-${i}`);
+  const plan = planFinalize(
+    inputs({ nodes: [...made, 'b'], live: { real: cordoned, b: { spec: {} } } }),
+    flags,
+  );
+  assert.deepEqual(plan.cleanup.slice(0, 1), [
+    { node: 'real', action: 'uncordon', why: 'cordoned by this AITask' },
+  ]);
+  assert.equal(plan.cleanup.length, 1 + MAX_SKIPS_SHOWN);
+  assert.equal(plan.cleanupOmitted, 7001 - MAX_SKIPS_SHOWN);
+  assert.equal(plan.cleanup[1]?.why, 'the node no longer exists');
+  const partial = planFinalize(
+    { ...inputs({ nodes: ['x', 'y'], live: { x: undefined } }), complete: false },
+    flags,
+  );
+  assert.deepEqual(
+    partial.cleanup.map((c) => `${c.node} ${c.why}`),
+    [
+      'x the node no longer exists',
+      'y not looked up: nodes cannot be listed, and only the first names in status are read one by one',
+    ],
+  );
 });

@@ -1,9 +1,13 @@
 // The decision behind `kubectl aiops force-finalize`, as a pure plan: which finalizers go,
 // what cleanup the operator's finalizer still owes (nodes to uncordon: only those carrying
 // this AITask's mark, the operator's own rule in api/cordon.ts), the evidence about the
-// operator, and whether to refuse. The command only reads inputs and applies it.
+// operator, and whether to refuse. The command only reads inputs and applies it. The nodes
+// looked at are those carrying the mark and those status.cordonedNodes names (anyone who may
+// write aitasks/status writes that list, thousands of names if they like): every node to
+// uncordon is in the plan, but of the nodes it skips only the first MAX_SKIPS_SHOWN are, with
+// a count of the rest, so the plan stays a screenful whatever status says.
 
-import { CORDONED_BY_ANNOTATION, cordonedBy, cordonHeldBy } from '../api/cordon.ts';
+import { CORDONED_BY_ANNOTATION, cordonedBy, cordonHeldBy, markOf } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import { leaseLiveness, type Lease, type Liveness } from '../api/leader.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -27,7 +31,10 @@ export interface FinalizePlan {
   deletionTimestamp?: string;
   finalizers: { name: string; action: 'remove' | 'keep' }[];
   operator: OperatorEvidence;
+  /** Every node to uncordon, then the first MAX_SKIPS_SHOWN nodes skipped. */
   cleanup: CleanupStep[];
+  /** Nodes skipped beyond those in `cleanup` (named in status.cordonedNodes, none to uncordon). */
+  cleanupOmitted: number;
   /** Set when the command must not act (exit 3). */
   refusal?: string;
 }
@@ -43,14 +50,37 @@ export interface FinalizeFlags {
 export interface FinalizeInputs {
   task: v2.AITask;
   operator: OperatorEvidence;
-  /** Each node in status.cordonedNodes, undefined when it no longer exists. */
+  /** The nodes read, by name (undefined: it no longer exists). */
   nodes: ReadonlyMap<string, NodeLike | undefined>;
+  /**
+   * True (the default) when `nodes` holds every node of the cluster (one LIST): a name it
+   * lacks does not exist. False when only some names were read: a name it lacks was not looked up.
+   */
+  complete?: boolean;
+}
+
+/** Skipped nodes a plan lists before counting the rest: 20. */
+export const MAX_SKIPS_SHOWN = 20;
+
+/** The nodes to look at: those status names, then those read carrying this AITask's mark, each once. */
+function candidates(inputs: FinalizeInputs): string[] {
+  const uid = inputs.task.metadata.uid;
+  const marked = [...inputs.nodes]
+    .filter(([, n]) => uid !== undefined && uid !== '' && markOf(n)?.uid === uid)
+    .map(([name]) => name);
+  return [...new Set([...(inputs.task.status?.cordonedNodes ?? []), ...marked])];
 }
 
 function cleanupSteps(inputs: FinalizeInputs, flags: FinalizeFlags): CleanupStep[] {
-  return (inputs.task.status?.cordonedNodes ?? []).map((node): CleanupStep => {
+  return candidates(inputs).map((node): CleanupStep => {
     const n = inputs.nodes.get(node);
     if (flags.skipCleanup) return { node, action: 'skip', why: 'skipped by --skip-cleanup: stays cordoned' };
+    if (n === undefined && !inputs.nodes.has(node) && inputs.complete === false)
+      return {
+        node,
+        action: 'skip',
+        why: 'not looked up: nodes cannot be listed, and only the first names in status are read one by one',
+      };
     if (n === undefined) return { node, action: 'skip', why: 'the node no longer exists' };
     if (n.spec?.unschedulable !== true) return { node, action: 'skip', why: 'already schedulable' };
     if (!cordonedBy(n, inputs.task.metadata.uid))
@@ -87,7 +117,7 @@ export function planFinalize(inputs: FinalizeInputs, flags: FinalizeFlags): Fina
       action: f === FINALIZER || flags.all ? 'remove' : 'keep',
     })),
     operator: inputs.operator,
-    cleanup: (metadata.finalizers ?? []).includes(FINALIZER) ? cleanupSteps(inputs, flags) : [],
+    ...bounded((metadata.finalizers ?? []).includes(FINALIZER) ? cleanupSteps(inputs, flags) : []),
   };
   if (metadata.deletionTimestamp === undefined)
     return {
@@ -105,6 +135,16 @@ export function planFinalize(inputs: FinalizeInputs, flags: FinalizeFlags): Fina
       refusal: `the operator is alive (${inputs.operator.message}; Lease ${inputs.operator.lease}), so it will finalize aitask "${name}" itself: read its logs, or pass --force to act anyway`,
     };
   return plan;
+}
+
+/** Every uncordon step, then the first MAX_SKIPS_SHOWN skips; how many skips are left out. */
+function bounded(steps: readonly CleanupStep[]): { cleanup: CleanupStep[]; cleanupOmitted: number } {
+  const uncordon = steps.filter((c) => c.action === 'uncordon');
+  const skips = steps.filter((c) => c.action !== 'uncordon');
+  return {
+    cleanup: [...uncordon, ...skips.slice(0, MAX_SKIPS_SHOWN)],
+    cleanupOmitted: Math.max(0, skips.length - MAX_SKIPS_SHOWN),
+  };
 }
 
 /** True when applying the plan would change anything. */

@@ -30,6 +30,7 @@ test('remediation slots: capped, kept while the holder acts or has a decision in
     false,
     'in flight: kept',
   );
+  assert.equal(slots.sync(uid('ns/old'), { phase: 'Healing' }, true), false);
   assert.equal(slots.sync(uid('ns/old'), { phase: 'Healed' }, false), true, 'recovered: freed');
   assert.equal(slots.acquire('ns/b', uid('ns/b')), undefined);
   assert.deepEqual(slots.acquire('ns/c', uid('ns/c')), full(['ns/a', 'ns/b']));
@@ -43,6 +44,27 @@ test('remediation slots: capped, kept while the holder acts or has a decision in
   assert.equal(slots.forget('ns/c'), true);
   assert.equal(slots.forget('ns/c'), false);
   assert.equal(new RemediationSlots(0, 0).acquire('x', 'u'), undefined, '0 means no cap');
+});
+
+test('remediation slots: a grant refused by a later gate ends quietly (wakes no one); one used for an action wakes', () => {
+  const slots = new RemediationSlots(1, 0);
+  assert.equal(slots.acquire('ns/a', 'ua'), undefined);
+  assert.equal(slots.acquire('ns/b', 'ub')?.flag, '--max-concurrent-remediations');
+  assert.equal(
+    slots.sync('ua', { phase: 'Monitoring' }, false),
+    false,
+    'refused by the cordon cap: freed quietly',
+  );
+  assert.deepEqual(slots.holders(), [], 'but freed all the same');
+  assert.equal(slots.acquire('ns/b', 'ub'), undefined);
+  assert.equal(slots.sync('ub', { phase: 'Healing' }, true), false, 'acted: kept');
+  assert.equal(
+    slots.sync('ub', { phase: 'Healing' }, false),
+    true,
+    'a used grant ends: waiting tasks are woken',
+  );
+  assert.equal(slots.acquire('ns/b', 'ub'), undefined);
+  assert.equal(slots.sync('ub', { phase: 'Healing' }, false), false, 'a new grant starts unused');
 });
 
 test('remediation slots: a recreated task (same key, new UID) does not inherit the old grant', () => {
@@ -92,6 +114,7 @@ test('remediation slots: the per-namespace share', () => {
   assert.equal(take('b/t0'), undefined, 'another namespace is not held back');
   assert.equal(take('b/t1'), undefined);
   assert.equal(take('c/t0')?.flag, '--max-concurrent-remediations', 'the pool is full');
+  assert.equal(slots.sync(uid('a/t0'), { phase: 'Healing' }, true), false);
   assert.equal(slots.sync(uid('a/t0'), { phase: 'Healed' }, false), true);
   assert.equal(take('a/t2'), undefined, 'a freed slot of the namespace is taken again');
   assert.equal(take('a/t1'), undefined, 'a holder keeps its slot');

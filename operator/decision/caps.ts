@@ -12,7 +12,10 @@
 // again asks for a slot. A grant lasts from the reconcile that acts to the
 // next one that does not act (cooldown, recovered, at its replica bound, stalled, blocked)
 // with no decision in flight, so a task that always breaches cannot keep its slot for a
-// day-long cooldown nor by sitting at its maxReplicas.
+// day-long cooldown nor by sitting at its maxReplicas. Only a grant that was used for an
+// action wakes the tasks waiting for a slot when it ends: one refused by a later gate in the
+// same reconcile (CordonCapReached, no pod, the LLM's noop) ends quietly, so tasks refused one
+// after another cannot wake each other in a loop; they come back at their own interval.
 
 import type * as v2 from '../../api/schema/v2.ts';
 import { isInFlight } from './settle.ts';
@@ -43,6 +46,8 @@ export class RemediationSlots {
   readonly #perNamespace: number;
   /** Grants by AITask UID: the key that holds the slot. */
   readonly #grants = new Map<string, string>();
+  /** UIDs of grants used for an action. */
+  readonly #used = new Set<string>();
 
   /**
    * `cap` slots in all (0: unlimited), of which the AITasks of one namespace hold at most
@@ -87,11 +92,15 @@ export class RemediationSlots {
   /**
    * At the end of a reconcile of `uid`: ends its grant unless that reconcile `acted` or its
    * latest `status` has a decision in flight (written, its action not yet recorded). A status
-   * never creates a grant. Returns true when a slot was freed.
+   * never creates a grant. Returns true when a grant used for an action ended (waiting tasks
+   * should be woken); a grant that ends unused returns false.
    */
   sync(uid: string, status: v2.Status | undefined, acted: boolean): boolean {
-    if (!this.#grants.has(uid) || acted || isInFlight(status?.pendingDecision)) return false;
-    return this.#grants.delete(uid);
+    if (!this.#grants.has(uid)) return false;
+    if (acted) this.#used.add(uid);
+    if (acted || isInFlight(status?.pendingDecision)) return false;
+    this.#grants.delete(uid);
+    return this.#used.delete(uid);
   }
 
   /** Ends every grant held at `key` (the AITask is gone); returns true when one was freed. */
@@ -100,6 +109,7 @@ export class RemediationSlots {
     for (const [uid, k] of this.#grants)
       if (k === key) {
         this.#grants.delete(uid);
+        this.#used.delete(uid);
         freed = true;
       }
     return freed;

@@ -9,12 +9,15 @@
 // picked. A plan is first resolved (which pod, which node) so the decision written before
 // acting names its effect, which a restarted operator verifies (observe). Stale marks found
 // by the sweep (operator/mark-sweep.ts; api/cordon.ts `markRelease` decides) are released
-// here. Choosing the pod is pure (pod-choice.ts).
+// here. Choosing the pod is pure (pod-choice.ts). Node reads for the caps, the finalizer and
+// the sweep come from one shared, periodically listed view (node-snapshots.ts), never a list
+// per evaluation; a node is read by name only when it is about to be patched.
 
 import {
   CORDON_FIELD_MANAGER,
   cordonHeld,
   cordonHeldBy,
+  type CordonState,
   cordonPatch,
   markOf,
   markRelease,
@@ -39,6 +42,7 @@ import {
 } from '../runtime/kinds.ts';
 import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
+import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
 import { ownedPods, pickPod, type ReplicaSet } from './pod-choice.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
@@ -103,14 +107,21 @@ export class Actions {
   readonly #replicaSets: ResourceClient<ReplicaSet>;
   readonly #maxCordonedPercent: number;
   readonly #maxCordonedPerNamespace: number;
+  readonly #snapshots: NodeSnapshots;
   #cordonLock: Promise<unknown> = Promise.resolve();
 
   /**
    * `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a
    * cordon (default 34); `maxCordonedPerNamespace`: nodes the AITasks of one namespace may
-   * hold cordoned at once (default 1; 0: only the cluster-wide share).
+   * hold cordoned at once (default 1; 0: only the cluster-wide share); `nodeMaxAgeMs`: how
+   * long one list of the nodes serves every reader (default NODE_SNAPSHOT_MAX_AGE_MS, 10 s).
    */
-  constructor(transport: KubeTransport, maxCordonedPercent = 34, maxCordonedPerNamespace = 1) {
+  constructor(
+    transport: KubeTransport,
+    maxCordonedPercent = 34,
+    maxCordonedPerNamespace = 1,
+    nodeMaxAgeMs = NODE_SNAPSHOT_MAX_AGE_MS,
+  ) {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
     this.#deployments = new ResourceClient(transport, Resources.deployments);
@@ -118,6 +129,12 @@ export class Actions {
     this.#replicaSets = new ResourceClient(transport, replicaSets);
     this.#maxCordonedPercent = maxCordonedPercent;
     this.#maxCordonedPerNamespace = maxCordonedPerNamespace;
+    const nodes = this.#nodes;
+    this.#snapshots = new NodeSnapshots({
+      page: (token, limit) =>
+        nodes.list(undefined, { limit, ...(token !== undefined ? { continue: token } : {}) }),
+      maxAgeMs: nodeMaxAgeMs,
+    });
   }
 
   /**
@@ -140,7 +157,7 @@ export class Actions {
     const node = pod.spec?.nodeName;
     if (node === undefined)
       return { blockedBy: 'NoPodToRestart', message: `pod ${namespace}/${name} is not scheduled on a node` };
-    const allowed = this.#cordonAllowed(await this.#nodeStates(), node, owner);
+    const allowed = this.#cordonAllowed(await this.#snapshots.read(), node, owner);
     if (!allowed.ok) return { blockedBy: allowed.reason, message: allowed.message };
     return { action: 'CordonNode', pod: name, ...uid, node, owner };
   }
@@ -215,9 +232,20 @@ export class Actions {
     }
   }
 
-  /** Every node (paginated), as the sweep of stale marks reads them. */
-  async nodes(): Promise<Node[]> {
-    return (await this.#nodes.listAll(undefined)).items;
+  /**
+   * Every node's CordonState from the shared view (node-snapshots.ts): a list at most
+   * `nodeMaxAgeMs` old, taken after this process's last node patch. API errors of the list throw.
+   */
+  cordonStates(): Promise<readonly CordonState[]> {
+    return this.#snapshots.read();
+  }
+
+  /**
+   * Every node's CordonState from a list begun at or after `since` (wall clock ms; lists
+   * begun since are shared by every caller). API errors of the list throw.
+   */
+  cordonStatesSince(since: number): Promise<readonly CordonState[]> {
+    return this.#snapshots.readSince(since);
   }
 
   /**
@@ -246,17 +274,24 @@ export class Actions {
     return now;
   }
 
-  /** A merge patch of a node under the operator's field manager (api/cordon.ts reads managedFields by it). */
-  #patchNode(name: string, patch: object): Promise<Node> {
-    return this.#nodes.patch(undefined, name, patch, { fieldManager: CORDON_FIELD_MANAGER });
+  /**
+   * A merge patch of a node under the operator's field manager (api/cordon.ts reads
+   * managedFields by it); the shared node view is invalidated whatever the answer.
+   */
+  async #patchNode(name: string, patch: object): Promise<Node> {
+    try {
+      return await this.#nodes.patch(undefined, name, patch, { fieldManager: CORDON_FIELD_MANAGER });
+    } finally {
+      this.#snapshots.invalidate();
+    }
   }
 
   #cordonAllowed(
-    states: readonly NodeState[],
+    states: readonly CordonState[],
     node: string,
     owner: ActingTask,
   ): ReturnType<typeof cordonAllowed> {
-    return cordonAllowed(states, node, this.#maxCordonedPercent, {
+    return cordonAllowed(states.map(capView), node, this.#maxCordonedPercent, {
       namespace: owner.namespace,
       perNamespace: this.#maxCordonedPerNamespace,
     });
@@ -266,19 +301,6 @@ export class Actions {
     return this.#nodes.get(undefined, name).catch((err: unknown) => {
       if (err instanceof NotFoundError) return undefined;
       throw err;
-    });
-  }
-
-  async #nodeStates(): Promise<(NodeState & { resourceVersion: string })[]> {
-    const list = await this.#nodes.listAll(undefined);
-    return list.items.map((n) => {
-      const ns = cordonHeld(n) ? markOf(n)?.namespace : undefined;
-      return {
-        name: n.metadata.name ?? '',
-        unschedulable: n.spec?.unschedulable === true,
-        resourceVersion: n.metadata.resourceVersion ?? '',
-        ...(ns !== undefined ? { cordonedForNamespace: ns } : {}),
-      };
     });
   }
 
@@ -374,7 +396,7 @@ export class Actions {
   #cordon(node: string, pod: string, owner: ActingTask): Promise<ActionOutcome> {
     const run = async (): Promise<ActionOutcome> => {
       for (let attempt = 1; ; attempt++) {
-        const states = await this.#nodeStates();
+        const states = await this.#snapshots.fresh();
         const allowed = this.#cordonAllowed(states, node, owner);
         if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
         const rv = states.find((n) => n.name === node)?.resourceVersion ?? '';
@@ -391,4 +413,14 @@ export class Actions {
     this.#cordonLock = next.catch(() => undefined);
     return next;
   }
+}
+
+/** A node as the cordon cap counts it: a cordon is held for a namespace only while its mark holds it. */
+function capView(s: CordonState): NodeState {
+  const ns = s.held ? s.mark?.namespace : undefined;
+  return {
+    name: s.name,
+    unschedulable: s.unschedulable,
+    ...(ns !== undefined ? { cordonedForNamespace: ns } : {}),
+  };
 }

@@ -1,8 +1,13 @@
 // `kubectl aiops force-finalize NAME`: reads the stuck AITask, the operator's leader Lease
 // and the nodes its finalizer still owes, prints the plan (dry run by default) and, with
 // --yes, uncordons those nodes (each only while it carries the AITask's mark, bound to the
-// node as read) and removes the finalizer with a resourceVersion-bound patch.
+// node as read) and removes the finalizer with a resourceVersion-bound patch. The nodes are
+// read with one paginated LIST (the marks say which are owed), never one GET per name of
+// status.cordonedNodes, which anyone who may write aitasks/status fills: a user who may not
+// list nodes gets GETs of the first FALLBACK_LOOKUPS names only, LOOKUP_CONCURRENCY at a time
+// and none started after --request-timeout.
 
+import { boundedMap } from '../../api/bounded-map.ts';
 import { cordonHeldBy, uncordonPatch } from '../../api/cordon.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
@@ -19,6 +24,7 @@ import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { age, table, visible, visibleDeep, type Palette } from '../format.ts';
 import { Resources, type NodeLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
+import { parseRequestTimeout } from '../flags.ts';
 import { getTask, type Session } from '../session.ts';
 
 /** What --yes did. */
@@ -78,12 +84,35 @@ async function evidence(
   );
 }
 
-async function readNodes(s: Session, names: readonly string[]): Promise<Map<string, NodeLike | undefined>> {
-  const nodes = new ResourceClient<NodeLike>(s.transport, Resources.nodes);
-  const entries = await Promise.all(
-    names.map(async (n) => [n, await ifFound(nodes.get(undefined, n))] as const),
+/** Node GETs in flight at once when nodes cannot be listed: 8. */
+export const LOOKUP_CONCURRENCY = 8;
+
+/** Names of status.cordonedNodes read one by one when nodes cannot be listed: 64. */
+export const FALLBACK_LOOKUPS = 64;
+
+/**
+ * The cluster's nodes from one paginated LIST (`complete`); when listing nodes is Forbidden,
+ * GETs of the first FALLBACK_LOOKUPS of `names`, LOOKUP_CONCURRENCY at a time, none started
+ * after `deadlineMs` (0: none), the rest not looked up.
+ */
+async function readNodes(
+  s: Session,
+  names: readonly string[],
+  deadlineMs: number,
+): Promise<{ nodes: Map<string, NodeLike | undefined>; complete: boolean }> {
+  const client = new ResourceClient<NodeLike>(s.transport, Resources.nodes);
+  try {
+    const all = await client.listAll(undefined);
+    return { nodes: new Map(all.items.map((n) => [n.metadata?.name ?? '', n] as const)), complete: true };
+  } catch (err) {
+    if (!(err instanceof ForbiddenError)) throw err;
+  }
+  const run = await boundedMap(
+    names.slice(0, FALLBACK_LOOKUPS),
+    { concurrency: LOOKUP_CONCURRENCY, deadlineMs: deadlineMs > 0 ? deadlineMs : Infinity },
+    (n) => ifFound(client.get(undefined, n)),
   );
-  return new Map(entries);
+  return { nodes: new Map(run.done.map((r) => [r.item, r.result] as const)), complete: false };
 }
 
 async function apply(s: Session, plan: FinalizePlan, taskUID: string | undefined): Promise<Outcome> {
@@ -146,11 +175,15 @@ function renderPlan(read: FinalizePlan, now: Date, pal: Palette, dryRun: boolean
         '  ',
       )
     : '  <none>\n';
+  const omitted =
+    plan.cleanupOmitted > 0
+      ? `  … and ${plan.cleanupOmitted} more listed in status.cordonedNodes, all skipped\n`
+      : '';
   const tail =
     dryRun && !plan.refusal
       ? `\nDry run: nothing changed. Re-run with --yes to ${planHasWork(plan) ? 'apply this plan' : 'confirm'}.\n`
       : '';
-  return `${head}Finalizers:\n${fin}Operator: ${verdict}: ${op.message} (Lease ${op.lease})\nCleanup owed:\n${cleanup}${tail}`;
+  return `${head}Finalizers:\n${fin}Operator: ${verdict}: ${op.message} (Lease ${op.lease})\nCleanup owed:\n${cleanup}${omitted}${tail}`;
 }
 
 /** Runs `force-finalize`. */
@@ -171,16 +204,16 @@ export async function forceFinalize(
   const now = ctx.io.now();
   const task = await getTask(s, s.namespace, name);
   const nodeNames = task.status?.cordonedNodes ?? [];
-  const [operator, nodes] = await Promise.all([
+  const [operator, read] = await Promise.all([
     evidence(
       s,
       typeof opts['leaseNamespace'] === 'string' ? opts['leaseNamespace'] : undefined,
       String(opts['leaseName']),
       now,
     ),
-    readNodes(s, nodeNames),
+    readNodes(s, nodeNames, parseRequestTimeout(ctx.globals.requestTimeout)),
   ]);
-  const plan = planFinalize({ task, operator, nodes }, flags);
+  const plan = planFinalize({ task, operator, ...read }, flags);
   const machine = ctx.machine;
   const print = (doc: unknown): void => ctx.printDoc(doc);
   if (plan.refusal !== undefined || !yes) {
