@@ -1,0 +1,80 @@
+// Attack on the finalizer's fan-out (issue 30, item 5): status.cordonedNodes is written by
+// anyone who may write aitasks/status, so mallory fills it with thousands of made-up node
+// names on four of her tasks and deletes them. The finalizer looks up only the nodes that
+// carry the operator's own mark for each task, from the node view it shares with every
+// reader: the apiserver answers no GET for a made-up name, and alice's spec change meanwhile
+// is observed as promptly as ever. Played with mallory's own token against the operator
+// under the CSV's RBAC and its shipped memory limit as a heap bound.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CORDONED_NODES_MAX_ITEMS } from '../../api/schema/common.ts';
+import { FINALIZER } from '../../api/install.ts';
+import { apiserverRequests } from '../support/apiserver-requests.ts';
+import { eventually } from '../support/operator.ts';
+import { bystander, loadTask, startStage, type Stage } from './stage.ts';
+
+let stage: Stage;
+let stopStage = (): Promise<void> => Promise.resolve();
+let undisturbed: (withinMs?: number) => Promise<void>;
+
+before(async () => {
+  stage = await startStage(() => undefined);
+  stopStage = () => stage.stop();
+  undisturbed = await bystander(stage);
+});
+after(async () => {
+  await stopStage();
+});
+
+/** Made-up names per task: the issue's 7,000, or as many as the CRD lets a status list. */
+const NAMES = Math.min(7000, CORDONED_NODES_MAX_ITEMS);
+/** Node GETs the whole attack may cost: a handful (none is owed), not one per name. */
+const MAX_NODE_GETS = 20;
+
+test("thousands of made-up cordonedNodes on deleted tasks cost no node GET, and alice's change is observed promptly", async () => {
+  const ns = stage.mallory.namespace;
+  const tasks = ['fan0', 'fan1', 'fan2', 'fan3'];
+  const madeUp = Array.from({ length: NAMES }, (_, i) => `n${i}`);
+  for (const name of tasks) await stage.mallory.tasks.create(ns, loadTask(name, { action: 'Noop' }));
+  for (const name of tasks) {
+    await eventually(`${name} to carry the finalizer`, async () =>
+      (await stage.mallory.tasks.get(ns, name)).metadata.finalizers?.includes(FINALIZER) === true
+        ? true
+        : undefined,
+    );
+    await stage.mallory.tasks.patchStatus(ns, name, { cordonedNodes: madeUp });
+    await eventually(`${name}'s status to list ${NAMES} names`, async () =>
+      (await stage.mallory.tasks.get(ns, name)).status?.cordonedNodes?.length === NAMES ? true : undefined,
+    );
+  }
+  const gets = () => apiserverRequests(stage.admin, { resource: 'nodes', verb: 'GET' });
+  const notFound = () => apiserverRequests(stage.admin, { resource: 'nodes', verb: 'GET', code: '404' });
+  const [getsBefore, notFoundBefore] = [await gets(), await notFound()];
+
+  for (const name of tasks) await stage.mallory.tasks.delete(ns, name);
+  await undisturbed();
+  for (const name of tasks)
+    await eventually(
+      `${name} to be finalized and gone`,
+      () =>
+        stage.mallory.tasks.get(ns, name).then(
+          () => undefined,
+          () => true,
+        ),
+      120_000,
+    );
+
+  const madeUpGets = (await notFound()) - notFoundBefore;
+  const allGets = (await gets()) - getsBefore;
+  assert.equal(
+    madeUpGets,
+    0,
+    `the apiserver answered ${madeUpGets} node GETs with 404 (made-up names looked up)`,
+  );
+  assert.ok(
+    allGets <= MAX_NODE_GETS,
+    `${allGets} node GETs for ${tasks.length} deletions of ${NAMES} made-up names each (at most ${MAX_NODE_GETS})`,
+  );
+  await undisturbed();
+});
