@@ -24,12 +24,31 @@ import type { Deployment } from './kinds.ts';
 export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
 
 /**
- * AITasks per page of the AITask cache's LIST (Deployments keep the informer's 500): 100.
- * A page is read whole before it is parsed, so its text and its parsed objects are alive at
- * once; with annotations up to the apiserver's 256 KiB a page of 100 is at most ~30 MiB of
- * text, one of 500 ~150 MiB (of a 384 MiB limit). 10,000 AITasks take 100 requests.
+ * The largest object a default cluster stores, in bytes of JSON: 1.5 MiB, etcd's default
+ * `--max-request-bytes` (custom resources are stored as JSON, and read back as about the
+ * same text). What bounds one AITask on the wire: the CRD bounds every spec and status field
+ * (api/crd-bounds.test.ts), but metadata (labels, finalizers, managedFields, 256 KiB of
+ * annotations) and 32 conditions of 32,768 characters each still add up past it, so only
+ * the store's limit bounds the whole object. A cluster whose etcd allows more allows larger pages.
  */
-export const TASK_PAGE_SIZE = 100;
+export const APISERVER_MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+
+/**
+ * Most JSON one page of the AITask cache's LIST may carry: 16 MiB. A page is read whole
+ * before it is parsed, so its text, its parsed objects and each object's size check are
+ * alive at once (about three times the text): at most ~50 MiB of the operator's
+ * 288 MiB heap bound (three quarters of the shipped 384 Mi limit), at its first list too.
+ */
+export const TASK_PAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * AITasks per page of the AITask cache's LIST (Deployments keep the informer's 500): 10,
+ * TASK_PAGE_BYTES over APISERVER_MAX_OBJECT_BYTES, so a page of AITasks each as large as the
+ * apiserver stores stays within TASK_PAGE_BYTES. Before this bound a page of 100 tasks with
+ * a 1.3 MB status each took the operator to 565 MiB at start (issue 30, attack 2). Costs one
+ * request per 10 AITasks: 10,000 AITasks take 1,000 list requests at start (and at a relist).
+ */
+export const TASK_PAGE_SIZE = Math.floor(TASK_PAGE_BYTES / APISERVER_MAX_OBJECT_BYTES);
 
 /**
  * Environment variable that, set to `off`, caches AITasks as before this transform (only
