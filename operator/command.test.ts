@@ -122,6 +122,18 @@ void describe('operator settings', () => {
     assert.equal(env.watchLabelSelector, 'shard=a');
   });
 
+  void test('query cost bounds: 1h and 10s by default, Go durations from flags or the environment, zero refused', async () => {
+    assert.deepEqual((await parse([])).queryBounds, { maxRangeMs: 3_600_000, minResolutionMs: 10_000 });
+    assert.deepEqual((await parse(['--max-query-range=2h30m', '--min-query-resolution=1m'])).queryBounds, {
+      maxRangeMs: 9_000_000,
+      minResolutionMs: 60_000,
+    });
+    const env = await parse([], { AIOPS_MAX_QUERY_RANGE: '15m', AIOPS_MIN_QUERY_RESOLUTION: '30s' });
+    assert.deepEqual(env.queryBounds, { maxRangeMs: 900_000, minResolutionMs: 30_000 });
+    await assert.rejects(parse(['--max-query-range=0']), /above zero/);
+    await assert.rejects(parse(['--min-query-resolution=10']), /expected a duration/);
+  });
+
   void test('controller-runtime names: bind addresses and --zap-log-level', async () => {
     const o = await parse([
       '--metrics-bind-address=127.0.0.1:18080',

@@ -14,6 +14,7 @@ import { createLogger, parseLogLevel } from '../api/log.ts';
 import type { OperatorOptions } from './assembly.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
+import { DEFAULT_QUERY_BOUNDS } from './decision/query-cost.ts';
 import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
 import { DEFAULT_MARK_SWEEP_MS } from './mark-sweep.ts';
 import { DEFAULT_LLM_MAX_TIMEOUT_MS } from './reconcile.ts';
@@ -141,6 +142,13 @@ export function duration(value: string): number {
   return ms;
 }
 
+/** A Go duration above zero, in ms (`--max-query-range`, `--min-query-resolution`). */
+export function positiveDuration(value: string): number {
+  const ms = duration(value);
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration above zero, got "${value}"`);
+  return ms;
+}
+
 /** `--llm-namespace-calls-per-hour` when unset: a quarter of the operator-wide `callsPerHour`, at least 1 (0 when it is 0). */
 export function defaultNamespaceCallsPerHour(callsPerHour: number): number {
   return callsPerHour === 0 ? 0 : Math.max(1, Math.floor(callsPerHour / 4));
@@ -181,8 +189,20 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
       ),
     )
     .option(
+      '--max-query-range <d>',
+      "widest window a trigger.query may read: each range selector's range plus the ranges of the subqueries around it; a query over it is refused before it is sent (MetricsAvailable=False, reason QueryTooExpensive). Offsets and @ move a window without widening it and are not bounded",
+      positiveDuration,
+      DEFAULT_QUERY_BOUNDS.maxRangeMs,
+    )
+    .option(
+      '--min-query-resolution <d>',
+      'finest step a subquery of trigger.query may have; a subquery with a finer step, or none written (Prometheus would use its evaluation interval), is refused before it is sent (reason QueryTooExpensive)',
+      positiveDuration,
+      DEFAULT_QUERY_BOUNDS.minResolutionMs,
+    )
+    .option(
       '--max-concurrent-reconciles <n>',
-      'parallel reconciles; the default leaves workers for other tenants while LLM calls (--llm-max-timeout) and Prometheus queries (5 s) hold some',
+      'parallel reconciles; the default leaves workers for other tenants while LLM calls (--llm-max-timeout) and Prometheus queries (5 s, sent as their timeout so Prometheus stops them too) hold some',
       int(1, 1000),
       DEFAULT_MAX_CONCURRENT_RECONCILES,
     )
@@ -376,6 +396,7 @@ export function buildCommand(run: (o: OperatorOptions) => Promise<void>): Comman
         defaultQuery: str('defaultQuery') ?? DEFAULT_QUERY_TEMPLATE,
         allowCrossNamespace: f.allowCrossNamespace === true,
         confineQueries: f.confineQueries === true,
+        queryBounds: { maxRangeMs: num('maxQueryRange'), minResolutionMs: num('minQueryResolution') },
         maxConcurrentReconciles: num('maxConcurrentReconciles'),
         rateLimitQps: num('rateLimitQps'),
         rateLimitBurst: num('rateLimitBurst'),

@@ -8,6 +8,7 @@ import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.t
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import { renderQuery, type MetricReader } from './edges/prometheus.ts';
 import type { Informer } from './runtime/informer.ts';
+import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './decision/query-cost.ts';
 import type { Deployment } from './runtime/kinds.ts';
 
 /** What observing a target reads. */
@@ -67,12 +68,15 @@ export interface MetricSources {
   readonly defaultQuery: string;
   /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
   readonly confineQueries: boolean;
+  /** Cost bounds on `trigger.query`, confined or not (default DEFAULT_QUERY_BOUNDS: 1h window, 10s step). */
+  readonly queryBounds?: QueryBounds;
 }
 
 /**
  * The metric for `task`, or undefined when the task is paused or its target was not found
  * (nothing is queried then). A query that cannot be rendered is QueryFailed, one that may not
- * be confined is QueryRefused; otherwise Prometheus answers (edges/prometheus.ts says how).
+ * be confined is QueryRefused, a `trigger.query` over the cost bounds is QueryTooExpensive
+ * (never sent); otherwise Prometheus answers (edges/prometheus.ts says how).
  */
 export async function observeMetric(
   s: MetricSources,
@@ -88,11 +92,12 @@ export async function observeMetric(
     } catch (err) {
       return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
     }
-  } else if (s.confineQueries) {
-    const { confineQuery } = await (confinement ??= import('./decision/confine.ts'));
-    const confined = confineQuery(query, targetNs);
-    if (!confined.ok) return { ok: false, reason: 'QueryRefused', message: confined.message };
-    query = confined.query;
+  } else {
+    const { confineQuery, boundQuery } = await (confinement ??= import('./decision/confine.ts'));
+    const bounds = s.queryBounds ?? DEFAULT_QUERY_BOUNDS;
+    const checked = s.confineQueries ? confineQuery(query, targetNs, bounds) : boundQuery(query, bounds);
+    if (!checked.ok) return { ok: false, reason: checked.reason, message: checked.message };
+    query = checked.query;
   }
   return s.prometheus.query(query);
 }

@@ -41,6 +41,7 @@ export const Reason = {
   NoData: 'NoData',
   QueryFailed: 'QueryFailed',
   QueryRefused: 'QueryRefused',
+  QueryTooExpensive: 'QueryTooExpensive',
   MetricsRead: 'MetricsRead',
   Paused: 'Paused',
   DryRun: 'DryRun',

@@ -83,6 +83,8 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
       return "check that Prometheus is reachable at the operator's --prometheus-url and that spec.trigger.query is valid PromQL";
     case Reason.QueryRefused:
       return `spec.trigger.query must read only the target's namespace: drop the namespace matchers that name or could match another one (the operator adds namespace="<target namespace>" itself), or have the operator started with --confine-queries=false on a single-tenant cluster`;
+    case Reason.QueryTooExpensive:
+      return "narrow spec.trigger.query to what the message names: ranges and subquery windows (nested ones added up) within the operator's --max-query-range, every subquery step written and no finer than its --min-query-resolution";
     case Reason.NoData:
       return 'run spec.trigger.query (or the default query) in Prometheus: it must return exactly one sample';
     case Reason.Paused:

@@ -13,15 +13,18 @@
 // every namespace), and the grammar ends a comment only at `\n` where Prometheus also ends it
 // at `\r`, so `foo # \r or bar` is one selector here but two there. Where the two parsers
 // disagree on what is a comment, what this grammar calls one is gone.
+//
+// Given bounds, the same walk refuses a query that costs more than they allow
+// (query-cost.ts: the window a selector reads, the resolution of a subquery), with its own
+// reason, QueryTooExpensive; boundQuery applies those bounds alone, where confinement is off.
 
 import { parser } from '@prometheus-io/lezer-promql';
+import { costRefusal, type QueryBounds, type SyntaxNode } from './query-cost.ts';
 
-/** A node of the parsed query (lezer's SyntaxNode, named through the parser this module uses). */
-type SyntaxNode = ReturnType<typeof parser.parse>['topNode'];
-
-/** The confined query, or why the query cannot be confined. */
+/** The confined query, or why it is refused: it cannot be confined, or it costs more than the bounds. */
 export type Confinement =
-  { readonly ok: true; readonly query: string } | { readonly ok: false; readonly message: string };
+  | { readonly ok: true; readonly query: string }
+  | { readonly ok: false; readonly reason: 'QueryRefused' | 'QueryTooExpensive'; readonly message: string };
 
 /** The label prom-label-proxy and kube-state-metrics use for a series' namespace. */
 export const NAMESPACE_LABEL = 'namespace';
@@ -109,37 +112,64 @@ function withoutComments(query: string): { readonly query: string } | { readonly
 const MEMO_SIZE = 1024;
 const memo = new Map<string, Confinement>();
 
-/**
- * Confines `query` to `namespace` (a DNS label): its comments removed and
- * `namespace="<namespace>"` on every vector and matrix selector. Pure; the result confines
- * to the same query again (idempotent). Memoized for the last MEMO_SIZE (query, namespace)
- * pairs: every reconcile of an AITask confines the same query, and parsing it was a tenth
- * of a converge's CPU (npm run bench -- peer, profiled).
- */
-export function confineQuery(query: string, namespace: string): Confinement {
-  const key = `${namespace}\n${query}`;
+/** `compute` of `key`, from the memo when it was computed lately. */
+function remembered(key: string, compute: () => Confinement): Confinement {
   const known = memo.get(key);
   if (known !== undefined) return known;
-  const out = Object.freeze(confine(query, namespace));
+  const out = Object.freeze(compute());
   if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value ?? '');
   memo.set(key, out);
   return out;
 }
 
-function confine(query: string, namespace: string): Confinement {
-  if (!DNS_LABEL.test(namespace)) return { ok: false, message: `"${namespace}" is not a namespace name` };
+/**
+ * Confines `query` to `namespace` (a DNS label): its comments removed and
+ * `namespace="<namespace>"` on every vector and matrix selector; refused (QueryRefused) when it
+ * cannot be, and, given `bounds`, refused (QueryTooExpensive) when it costs more than they
+ * allow (query-cost.ts). Without `bounds` no cost is checked. Pure; the result confines to the
+ * same query again (idempotent). Memoized for the last MEMO_SIZE (query, namespace, bounds)
+ * triples: every reconcile of an AITask confines the same query, and parsing it was a tenth
+ * of a converge's CPU (npm run bench -- peer, profiled).
+ */
+export function confineQuery(query: string, namespace: string, bounds?: QueryBounds): Confinement {
+  const key = `${bounds ? `${bounds.maxRangeMs}/${bounds.minResolutionMs}` : '-'}\n${namespace}\n${query}`;
+  return remembered(key, () => confine(query, namespace, bounds));
+}
+
+/**
+ * `query` with its comments removed (so Prometheus runs what was checked), or refused as
+ * confineQuery refuses it, for an operator that does not confine queries
+ * (`--confine-queries=false`): QueryRefused when it is not valid PromQL, QueryTooExpensive
+ * when it costs more than `bounds` allow. Pure; memoized with confineQuery's results.
+ */
+export function boundQuery(query: string, bounds: QueryBounds): Confinement {
+  return remembered(`${bounds.maxRangeMs}/${bounds.minResolutionMs}\n\n${query}`, () =>
+    confine(query, undefined, bounds),
+  );
+}
+
+/** confineQuery, or boundQuery when `namespace` is undefined; not memoized. */
+function confine(query: string, namespace: string | undefined, bounds: QueryBounds | undefined): Confinement {
+  if (namespace !== undefined && !DNS_LABEL.test(namespace))
+    return { ok: false, reason: 'QueryRefused', message: `"${namespace}" is not a namespace name` };
   const refused = (why: string): Confinement => ({
     ok: false,
-    message: `trigger.query cannot be confined to namespace ${namespace}: ${why}`,
+    reason: 'QueryRefused',
+    message:
+      namespace === undefined
+        ? `trigger.query cannot be run: ${why}`
+        : `trigger.query cannot be confined to namespace ${namespace}: ${why}`,
   });
   const bare = withoutComments(query);
   if ('errorAt' in bare) return refused(`not valid PromQL at offset ${bare.errorAt}`);
   const edits: Edit[] = [];
   let refusal: string | undefined;
-  parser.parse(bare.query).iterate({
+  const tree = parser.parse(bare.query);
+  tree.iterate({
     enter: (ref) => {
       if (refusal !== undefined) return false;
       if (ref.type.isError) refusal = `not valid PromQL without its comments, at offset ${ref.from}`;
+      else if (namespace === undefined) return undefined;
       else if (ref.name === 'Info')
         refusal =
           'info() reads target_info series outside the query, which cannot be confined to a namespace';
@@ -151,5 +181,13 @@ function confine(query: string, namespace: string): Confinement {
       return undefined;
     },
   });
-  return refusal === undefined ? { ok: true, query: applyEdits(bare.query, edits) } : refused(refusal);
+  if (refusal !== undefined) return refused(refusal);
+  const tooExpensive = bounds && costRefusal(tree.topNode, bare.query, bounds);
+  if (tooExpensive !== undefined)
+    return {
+      ok: false,
+      reason: 'QueryTooExpensive',
+      message: `trigger.query costs too much: ${tooExpensive}`,
+    };
+  return { ok: true, query: applyEdits(bare.query, edits) };
 }

@@ -42,7 +42,12 @@ export type MetricObservation =
   | {
       readonly ok: false;
       readonly reason:
-        'MetricsUnavailable' | 'NoData' | 'QueryFailed' | 'QueryRefused' | 'PrometheusNotConfigured';
+        | 'MetricsUnavailable'
+        | 'NoData'
+        | 'QueryFailed'
+        | 'QueryRefused'
+        | 'QueryTooExpensive'
+        | 'PrometheusNotConfigured';
       readonly message: string;
     };
 

@@ -104,3 +104,45 @@ test('PrometheusClient: an answer over maxResponseBytes fails the query instead 
     'under the default 1 MiB the answer is read and parsed',
   );
 });
+
+test("PrometheusClient: every query carries Prometheus' own timeout, the client's, and a timeout answer says so", async (t) => {
+  const seen: URLSearchParams[] = [];
+  const server = createServer((req, res) => {
+    const params = new URL(req.url ?? '/', 'http://x').searchParams;
+    seen.push(params);
+    res.writeHead(params.get('query') === 'slow' ? 503 : 200, { 'Content-Type': 'application/json' });
+    res.end(
+      JSON.stringify(
+        params.get('query') === 'slow'
+          ? { status: 'error', errorType: 'timeout', error: 'query timed out in expression evaluation' }
+          : { status: 'success', data: { resultType: 'scalar', result: [1, '7'] } },
+      ),
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  for (const [timeoutMs, sent] of [
+    [undefined, '5'],
+    [250, '0.25'],
+    [90_000, '90'],
+  ] as const) {
+    const client = new PrometheusClient({
+      url: `http://127.0.0.1:${port}`,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    });
+    assert.deepEqual(await client.query('vector(7)'), { ok: true, value: 7 });
+    assert.equal(seen.at(-1)?.get('timeout'), sent, `timeoutMs ${timeoutMs ?? 'default'}`);
+    assert.equal(seen.at(-1)?.get('query'), 'vector(7)');
+  }
+  const slow = await new PrometheusClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 2000 }).query('slow');
+  assert.deepEqual(slow, {
+    ok: false,
+    reason: 'MetricsUnavailable',
+    message:
+      "timeout: query timed out in expression evaluation (Prometheus stopped it at the operator's 2s query timeout)",
+  });
+});

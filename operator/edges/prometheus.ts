@@ -5,6 +5,10 @@
 // much per query, and with thousands of AITasks that garbage alone kept RSS ~60 MiB higher.
 // Every message lands in tenants' status and Events, so the URL in it is redacted
 // (api/redact.ts: no userinfo, no query string), error texts included.
+// Each query carries Prometheus' own `timeout` parameter, the client's timeout: a query the
+// operator gives up on is stopped by Prometheus too, instead of running on in its memory
+// (issue 30, item 8). The client waits a little longer than that, so what a task reports is
+// Prometheus' own answer, which says where the query was stopped.
 
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -100,11 +104,19 @@ export const NO_PROMETHEUS: MetricReader = {
 export interface PrometheusOptions {
   /** Base URL, e.g. `http://prometheus:9090`. */
   readonly url: string;
-  /** Per-query timeout in ms (default 5000); no retries (the next reconcile asks again), except one for a kept-alive connection closed under it. */
+  /**
+   * Per-query timeout in ms (default 5000; fractions allowed), sent as Prometheus' `timeout`
+   * parameter, so Prometheus stops the query then; the client gives up ANSWER_GRACE_MS after
+   * it, in case Prometheus does not. No retries (the next reconcile asks again), except one
+   * for a kept-alive connection closed under it.
+   */
   readonly timeoutMs?: number;
   /** Largest answer read, in bytes (default 1 MiB); a larger one is cut off and the query fails. */
   readonly maxResponseBytes?: number;
 }
+
+/** How long past the `timeout` sent with a query the client waits for Prometheus' answer, in ms. */
+export const ANSWER_GRACE_MS = 500;
 
 /** Error code of an answer over PrometheusOptions.maxResponseBytes. */
 const TOO_LARGE = 'ERESPONSETOOLARGE';
@@ -136,7 +148,10 @@ export class PrometheusClient implements MetricReader {
 
   /** Runs `query` now; never throws. */
   async query(query: string): Promise<MetricObservation> {
-    const url = new URL(`${this.#base}/api/v1/query?query=${encodeURIComponent(query)}`);
+    // Seconds as a decimal number, which Prometheus reads with strconv.ParseFloat: "5", "0.25".
+    const url = new URL(
+      `${this.#base}/api/v1/query?query=${encodeURIComponent(query)}&timeout=${this.#timeoutMs / 1000}`,
+    );
     let answer: { status: number; text: string };
     try {
       answer = await this.#get(url);
@@ -160,11 +175,16 @@ export class PrometheusClient implements MetricReader {
     } catch {
       body = undefined;
     }
-    return parseQueryResponse(answer.status, body);
+    const observation = parseQueryResponse(answer.status, body);
+    if (observation.ok || (body as PromResponse | undefined)?.errorType !== 'timeout') return observation;
+    return {
+      ...observation,
+      message: `${observation.message} (Prometheus stopped it at the operator's ${this.#timeoutMs / 1000}s query timeout)`,
+    };
   }
 
   /**
-   * GET with the per-query timeout (error code ETIMEDOUT). A kept-alive connection that
+   * GET with the per-query timeout plus ANSWER_GRACE_MS (error code ETIMEDOUT). A kept-alive connection that
    * Prometheus closed just as it was reused is retried once on a new one, so an idle-close
    * race never shows as "unreachable".
    */
@@ -180,8 +200,9 @@ export class PrometheusClient implements MetricReader {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: body.text() }));
         res.on('error', reject);
       });
-      req.setTimeout(this.#timeoutMs, () =>
-        req.destroy(Object.assign(new Error(`no answer in ${this.#timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      const waitMs = this.#timeoutMs + ANSWER_GRACE_MS;
+      req.setTimeout(waitMs, () =>
+        req.destroy(Object.assign(new Error(`no answer in ${waitMs} ms`), { code: 'ETIMEDOUT' })),
       );
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(url, false));
