@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { buildCRD } from '../api/crd.ts';
+import { DEFAULT_INSTALL } from '../api/install.ts';
+import { AlreadyExistsError } from '../api/kube/errors.ts';
 import { KubeTransport } from '../api/kube/transport.ts';
 import { createServingCert } from './lib/certs.ts';
 import { installCRD } from './lib/crd-install.ts';
@@ -88,6 +90,25 @@ async function clusterUp(): Promise<string> {
   return kubeconfig;
 }
 
+/**
+ * The operator's own namespace, as an install creates it: the operator keeps its Lease and
+ * the Secret with the key that signs the conversion stash there (cmd/conversion-key.ts), and
+ * without that key no AITask that carries a field of another version reads at v1 or v1alpha1.
+ * Already there (a second `npm start` on the same cluster) is fine: the key it holds stays.
+ */
+async function ensureOperatorNamespace(transport: KubeTransport): Promise<void> {
+  const name = DEFAULT_INSTALL.namespace;
+  await transport
+    .request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name } } })
+    .catch((err: unknown) => {
+      if (err instanceof AlreadyExistsError) return;
+      throw new StartupError(
+        `creating namespace ${name} failed: ${(err as Error).message}`,
+        'check the cluster: npm run cluster -- status',
+      );
+    });
+}
+
 async function main(): Promise<void> {
   const kubeconfig = await clusterUp();
 
@@ -103,6 +124,8 @@ async function main(): Promise<void> {
   say(`Prometheus ${prometheus.url} scraping the demo exporter on :${demoPort}`);
 
   say('stage operator: starting the operator with the conversion webhook in its process');
+  const transport = await KubeTransport.create({ kubeconfig });
+  await ensureOperatorNamespace(transport);
   const certs = createServingCert(join(root, 'node_modules/.cache/aiops-local-webhook'));
   const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
   // prettier-ignore
@@ -131,7 +154,6 @@ async function main(): Promise<void> {
   await ready('the conversion webhook', `https://127.0.0.1:${webhookPort}/healthz`, certs.caPem);
 
   say('stage crd: installing the AITask CRD with conversion through the operator-hosted webhook');
-  const transport = await KubeTransport.create({ kubeconfig });
   await installCRD(
     transport,
     buildCRD({

@@ -5,7 +5,9 @@
 // Ctrl-C came during the stage it names and ended the run through the SIGINT handler (a run
 // that fails before the stage, or a stage line that no longer appears, fails the case instead
 // of passing or running on). Only the persistent cluster outlives it, by design, until
-// `npm run cluster -- down`, which the test runs last. Once up, the README's demo walkthrough
+// `npm run cluster -- down`, which the test runs last. On a fresh cluster and again on the
+// cluster it left, every sample reads at every served version (the conversion key's Secret
+// is there as on an install) and the console shows no warning in its first minute. Once up, the README's demo walkthrough
 // (the sh block after `npm start`) runs as typed against it: the target is healthy before the
 // breach (every Deployment Ready on the kwok nodes, which stay Ready past the node lifecycle
 // controller's grace period), and the operator started clean (no watch failure: it waited for
@@ -18,6 +20,8 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import yaml from 'js-yaml';
+import { buildCRD } from '../../api/crd.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { pidsMentioning } from '../harness/real-node/host-state.ts';
 import { readmeShBlock } from '../real-node/support.ts';
@@ -235,6 +239,61 @@ async function demoWalkthrough(demoPort: number): Promise<Walkthrough> {
   };
 }
 
+/** How long after its start npm start's console must stay free of warnings: a minute. */
+const QUIET_MS = 60_000;
+
+/** The AITask samples in config/samples/: name and the version each is written at. */
+const SAMPLES = readdirSync(join(root, 'config/samples'))
+  .filter((f) => f.endsWith('.yaml'))
+  .flatMap((f) => yaml.loadAll(readFileSync(join(root, 'config/samples', f), 'utf8')))
+  .filter(
+    (d): d is { kind: string; metadata: { name: string } } => (d as { kind?: unknown }).kind === 'AITask',
+  )
+  .map((d) => d.metadata.name)
+  .sort();
+
+/** Every version the CRD serves. */
+const SERVED = buildCRD()
+  .spec.versions.filter((v) => v.served)
+  .map((v) => v.name);
+
+/** `<version> <name>` for every served version and sample, as readEverySampleAtEveryVersion returns them. */
+const expectedReads = (): string[] => SERVED.flatMap((v) => SAMPLES.map((n) => `${v} ${n}`)).sort();
+
+/**
+ * Reads each sample by name at each served version with kubectl (through the conversion
+ * webhook for every version but storage's), waiting for the sample to exist, and returns
+ * `<version> <name>` of each read whose object came back at that version; a read that fails
+ * throws with kubectl's error.
+ */
+async function readEverySampleAtEveryVersion(): Promise<string[]> {
+  const got: string[] = [];
+  for (const version of SERVED)
+    for (const name of SAMPLES) {
+      const o = await kubectlJson<{ apiVersion: string; metadata: { name: string } }>(
+        'get',
+        `aitasks.${version}.aiops.example.com`,
+        name,
+        '-n',
+        'demo',
+      );
+      if (o.apiVersion === `aiops.example.com/${version}`) got.push(`${version} ${o.metadata.name}`);
+    }
+  return got.sort();
+}
+
+/**
+ * The lines of a console that warn: a log line at warn or error (zap's JSON `level` or its
+ * console encoding's level column), a kubectl or Node warning, or npm start's own failure line.
+ */
+function warningLines(console: string): string[] {
+  return console
+    .split('\n')
+    .filter((l) =>
+      /"level":"(warn|error)"|\t(WARN|ERROR)\t|^Warning:|\(node:\d+\) \w*Warning|\[aiops\] failed/.test(l),
+    );
+}
+
 const describeLeft = (pids: number[]): string =>
   pids.map((p) => `${p}: ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ')}`).join('\n');
 
@@ -258,6 +317,34 @@ describe('npm start', { concurrency: false }, () => {
     assert.deepEqual(left, [], `left running:\n${describeLeft(left)}`);
     assert.equal(existsSync(join(clusterDir, 'state.json')), false);
   });
+
+  for (const which of ['on a fresh cluster', 'again on the cluster the first run left']) {
+    it(`${which}: every sample reads at every served version and the console shows no warning in the first minute`, async () => {
+      assert.equal(
+        existsSync(join(clusterDir, 'state.json')),
+        which.startsWith('again'),
+        'the first run starts the cluster, the second reuses it',
+      );
+      const startedAt = Date.now();
+      let reads: string[] = [];
+      const run = await npmStart({
+        interruptOn: READY,
+        whenReady: async () => {
+          reads = await readEverySampleAtEveryVersion();
+          const quietUntil = startedAt + QUIET_MS;
+          if (Date.now() < quietUntil) await new Promise((r) => setTimeout(r, quietUntil - Date.now()));
+        },
+      });
+      assert.ok(
+        run.code === 130 || run.signal === 'SIGINT',
+        `came up and ended by Ctrl-C: ${String(run.code)} ${String(run.signal)}\n${run.stderr}`,
+      );
+      assert.deepEqual(reads, expectedReads(), 'each sample read back by name at each served version');
+      const warnings = warningLines(`${run.stdout}\n${run.stderr.slice(0, run.stderr.indexOf(STOPPING))}`);
+      assert.deepEqual(warnings, [], 'no warning or error on the console before the Ctrl-C');
+      assert.deepEqual(await sessionEmpties(run.sid), []);
+    });
+  }
 
   it('a missing Prometheus fails in one line with the fix, and stops what it started', async () => {
     const run = await npmStart({ env: { AIOPS_PROMETHEUS_BIN: '/nonexistent/prometheus' } });
