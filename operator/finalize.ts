@@ -20,9 +20,9 @@ import type { EventRecorder } from './edges/events.ts';
 
 /** What the cleanup uses. */
 export interface FinalizerDeps {
-  readonly tasks: AITaskClient;
+  readonly tasks: Pick<AITaskClient, 'removeFinalizer'>;
   readonly actions: Pick<Actions, 'cordonStatesSince' | 'uncordon'>;
-  readonly events: EventRecorder;
+  readonly events: Pick<EventRecorder, 'record'>;
   /** Asked right before the cleanup (`before-cleanup`); false leaves it to a later run. */
   readonly gate?: ActionGate;
 }
