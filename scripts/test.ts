@@ -4,25 +4,33 @@
 // Files under test/real-node/ share the machine's one real node: they run one at a time,
 // in a second node:test process beside the others.
 //
-// Usage: npm test [-- FILE...]   (default: every *.test.ts outside node_modules and dist)
+// At the end it names the ten slowest test files with their wall times (the runner's own,
+// recorded by scripts/test/file-times-reporter.ts).
+//
+// Usage: npm test [-- [--busy] FILE...]   (default: every *.test.ts outside node_modules and dist)
+//        --busy (or `npm run test:busy`): a process spins on every core for the whole run
+//        (scripts/test/cpu-hog.ts), so a test that holds only on an idle machine fails.
 // Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once), AIOPS_KEEP_CLUSTER=1 keeps the dir.
-// Interrupted (SIGINT, SIGTERM), it stops every process the tests started, then the
-// environment, and exits 130 or 143.
+// Interrupted (SIGINT, SIGTERM), it stops the CPU hog, every process the tests started, then
+// the environment, and exits 130 or 143.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { globSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
 import { startEnvironment } from '../test/support/environment.ts';
+import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
+import { parseFileTimes, slowestLines } from './test/file-times.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
 
-const args = process.argv.slice(2);
+const busy = process.argv.includes('--busy');
+const args = process.argv.slice(2).filter((a) => a !== '--busy');
 const files = (
   args.length > 0
     ? args
@@ -87,7 +95,18 @@ async function stopRealNodesSince(since: number): Promise<void> {
   }
 }
 
+/** The `n` slowest files of the runs whose reporters wrote into `dir`, as lines to print. */
+function slowestReport(dir: string, n = 10): string[] {
+  const times = readdirSync(dir).flatMap((f) => parseFileTimes(readFileSync(join(dir, f), 'utf8')));
+  return times.length === 0
+    ? []
+    : [`the ${Math.min(n, times.length)} slowest test files:`, ...slowestLines(times, n)];
+}
+
 const started = Date.now();
+const timesDir = mkdtempSync(join(tmpdir(), 'aiops-test-times-'));
+const reporter = join(root, 'scripts/test/file-times-reporter.ts');
+let hog: CpuHog | undefined;
 let code: number;
 const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1').catch((err: unknown) => {
   say(`setup failed: ${(err as Error).message}`);
@@ -97,8 +116,9 @@ try {
   const concurrency = Number(process.env['AIOPS_TEST_CONCURRENCY'] ?? '2');
   const serial = files.filter((f) => f.startsWith('test/real-node/'));
   const parallel = files.filter((f) => !serial.includes(f));
+  if (busy) hog = startCpuHog();
   say(
-    `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time`,
+    `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
   );
   // One id for both node:test processes, so what is built once per run is built once.
   const runId = `${process.pid}-${Date.now()}`;
@@ -109,16 +129,26 @@ try {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       say(`${signal}: stopping the test processes and the environment`);
-      void stopGroups(groups)
+      void (hog?.stop() ?? Promise.resolve())
+        .then(() => stopGroups(groups))
         .then(() => stopRealNodesSince(started))
         .then(() => env.stop())
         .finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
     });
-  const runFiles = (group: readonly string[], n: number): Promise<number> => {
+  const runFiles = (group: readonly string[], n: number, label: string): Promise<number> => {
     if (group.length === 0) return Promise.resolve(0);
     const run = spawn(
       process.execPath,
-      ['--test', `--test-concurrency=${n}`, '--test-timeout=900000', ...group],
+      [
+        '--test',
+        `--test-concurrency=${n}`,
+        '--test-timeout=900000',
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${reporter}`,
+        `--test-reporter-destination=${join(timesDir, `${label}.jsonl`)}`,
+        ...group,
+      ],
       {
         cwd: root,
         stdio: 'inherit',
@@ -130,11 +160,17 @@ try {
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   };
   const codes = await Promise.all([
-    runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency),
-    runFiles(serial, 1),
+    runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency, 'parallel'),
+    runFiles(serial, 1, 'real-node'),
   ]);
   code = codes.some((c) => c !== 0) ? 1 : 0;
 } finally {
+  await hog?.stop();
   await env.stop();
 }
+for (const line of slowestReport(timesDir)) say(line);
+rmSync(timesDir, { recursive: true, force: true });
+say(
+  `${code === 0 ? 'passed' : 'failed'} in ${Math.round((Date.now() - started) / 1000)} s${busy ? ' (busy)' : ''}`,
+);
 process.exit(code);
