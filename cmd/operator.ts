@@ -18,12 +18,14 @@ import {
   type WebhookServer,
 } from '../conversion-webhook/server.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
+import { createMetrics, type WebhookMetrics } from '../conversion-webhook/metrics.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
 import { firstConversionKey, provideConversionKey } from './conversion-key.ts';
 import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
+import { checkCABundleOnRejection } from './conversion-ca-check.ts';
 import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
 import { metricsServingCert } from './metrics-cert.ts';
 
@@ -146,9 +148,14 @@ function transportOf(o: OperatorOptions): Promise<KubeTransport> {
 async function run(o: OperatorOptions): Promise<void> {
   const flags = command.opts<WebhookFlags>();
   let webhook: WebhookServer | undefined;
+  // The hosted webhook's series, served on the operator's /metrics (behind TokenReview and
+  // SubjectAccessReview when secure); the webhook port serves none. The process series are
+  // the operator's own.
+  let webhookMetrics: WebhookMetrics | undefined;
   let certTimer: NodeJS.Timeout | undefined;
   let stopFollowing = (): void => undefined;
   let stopKeyRetries = (): void => undefined;
+  let stopCAChecks = (): void => undefined;
   if (flags.webhookPort !== undefined) {
     const log = o.log.with({ component: 'conversion-webhook' });
     const keySecret = {
@@ -184,16 +191,25 @@ async function run(o: OperatorOptions): Promise<void> {
       }, flags.certSyncInterval * 1000);
       certTimer.unref();
     }
+    webhookMetrics = createMetrics(false);
     webhook = await startWebhookServer({
       port: flags.webhookPort,
       host: o.bindAddress,
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
+      metrics: webhookMetrics,
       stashKey,
       maxConcurrentReviews: flags.webhookMaxConcurrentReviews,
     });
     if (!(stashKey instanceof Uint8Array))
       stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });
+    stopCAChecks = checkCABundleOnRejection({
+      transport: await transportOf(o),
+      crdName: CRD_NAME,
+      server: webhook,
+      metrics: webhookMetrics,
+      log,
+    });
     if (flags.webhookCertFromSecret !== undefined) {
       const transport = await transportOf(o);
       const namespace = process.env['POD_NAMESPACE'] ?? o.leaderElectionNamespace;
@@ -210,10 +226,12 @@ async function run(o: OperatorOptions): Promise<void> {
       });
     }
   }
+  const withHosted: OperatorOptions =
+    webhookMetrics === undefined ? o : { ...o, hostedMetrics: webhookMetrics.registry };
   const op = await startOperator(
     o.metricsSecure
       ? {
-          ...o,
+          ...withHosted,
           metricsTLS: await metricsServingCert({
             ...(o.metricsCertPath !== undefined ? { dir: o.metricsCertPath } : {}),
             certName: o.metricsCertName,
@@ -221,7 +239,7 @@ async function run(o: OperatorOptions): Promise<void> {
             log: o.log.with({ component: 'metrics' }),
           }),
         }
-      : o,
+      : withHosted,
   );
   const conditionRef = operatorConditionRef();
   const stopReporting =
@@ -256,6 +274,7 @@ async function run(o: OperatorOptions): Promise<void> {
       clearInterval(certTimer);
       stopFollowing();
       stopKeyRetries();
+      stopCAChecks();
       stopReporting();
       migrating.abort();
       const closeWebhook = async (): Promise<void> => {

@@ -1,13 +1,17 @@
-// The webhook's cap on reviews in flight, over real HTTPS: with the cap at N, N large
-// reviews held open mid-body and one more arriving, the extra one is answered 429 with
-// Retry-After (what the apiserver's client retries on) and the N still complete; a review
-// over the byte budget is refused the same way while a small one passes beside it. The cap is
-// asserted on the webhook's own in-flight gauges (their highest value), never on timing.
+// The webhook's capacity over real HTTPS, each peer on a loopback address of its own
+// (127.0.0.2, …; all of 127/8 is loopback): reviews held open mid-body take no slot, so a
+// review from another address converts beside them even with one slot; an address over its
+// share is answered 429 with Retry-After (what the apiserver's client retries on) while
+// another is served; with the total full, a small holder pushes out the biggest holder's
+// newest request; headers that never end get 408. Asserted on the webhook's own gauges and
+// answers, never on timing.
 
 import { eventually } from '../test/harness/wait.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -79,8 +83,15 @@ interface Answer {
   readonly text: string;
 }
 
-/** A POST /convert whose body is sent in two parts: the first at once, the rest at `finish()`. */
-function heldPost(port: number, body: Buffer): { answer: Promise<Answer>; finish: () => void } {
+/**
+ * A POST /convert from `from` (a loopback address) whose body is sent in two parts: the first
+ * at once, the rest at `finish()`.
+ */
+function heldPost(
+  port: number,
+  body: Buffer,
+  from = '127.0.0.1',
+): { answer: Promise<Answer>; finish: () => void } {
   let finish = (): void => undefined;
   const answer = new Promise<Answer>((resolve, reject) => {
     const req = https.request(
@@ -91,6 +102,7 @@ function heldPost(port: number, body: Buffer): { answer: Promise<Answer>; finish
         path: '/convert',
         ca: cert.caPem,
         agent: false,
+        localAddress: from,
         servername: 'localhost',
         headers: { 'Content-Type': 'application/json', 'Content-Length': body.length },
       },
@@ -130,6 +142,7 @@ async function server(opts: { maxConcurrentReviews: number; maxInFlightBytes: nu
     logger: quiet,
     metrics,
     maxBodyBytes: MAX_BODY,
+    headersTimeoutMs: 1000,
     ...opts,
   });
   return { server: s, metrics, gauge };
@@ -137,57 +150,77 @@ async function server(opts: { maxConcurrentReviews: number; maxInFlightBytes: nu
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('N+1 parallel maximum-size reviews: the extra one gets 429 with Retry-After, at most N are ever in flight', async (t) => {
-  const N = 3;
-  const {
-    server: s,
-    metrics,
-    gauge,
-  } = await server({ maxConcurrentReviews: N, maxInFlightBytes: N * MAX_BODY });
+test('stalled bodies hold no slot: with one slot, a review from another address converts beside three held mid-body', async (t) => {
+  const { server: s, gauge } = await server({ maxConcurrentReviews: 1, maxInFlightBytes: 4 * MAX_BODY });
   t.after(() => s.close(1000));
   const big = reviewOf(MAX_BODY - 16);
-  const held = Array.from({ length: N }, () => heldPost(s.port, big));
-  await until(`${N} reviews admitted`, () => gauge.count() === N);
-  const extra = heldPost(s.port, big);
-  extra.finish();
-  const refused = await extra.answer;
-  assert.equal(refused.status, 429);
-  assert.equal(refused.headers['retry-after'], String(RETRY_AFTER_SECONDS));
+  const held = ['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((from) => heldPost(s.port, big, from));
+  await until('three bodies being read', () => readingHolds(s) >= 3);
+  assert.equal(gauge.count(), 0, 'no slot taken before a body is whole');
+  const small = heldPost(s.port, reviewOf(2048));
+  small.finish();
+  const answer = await small.answer;
+  assert.equal(answer.status, 200, answer.text);
   for (const h of held) h.finish();
-  const answers = await Promise.all(held.map((h) => h.answer));
-  assert.deepEqual(
-    answers.map((a) => a.status),
-    Array.from({ length: N }, () => 200),
-    'the admitted reviews complete',
-  );
-  assert.equal(gauge.maxCount(), N, 'never more than the cap in flight');
-  assert.ok(gauge.maxBytes() <= N * MAX_BODY, `bytes in flight ${gauge.maxBytes()}`);
-  await until('all released', () => gauge.count() === 0);
-  const text = await metrics.registry.metrics();
-  assert.match(text, /aiops_conversion_failures_total\{reason="overloaded"\} 1/);
-  assert.match(text, /aiops_conversion_in_flight_requests 0/);
-  assert.match(text, /aiops_conversion_in_flight_bytes 0/);
-  const after = heldPost(s.port, reviewOf(2048));
-  after.finish();
-  assert.equal((await after.answer).status, 200, 'serving again once below the cap');
+  for (const h of held) assert.ok([200, 429].includes((await h.answer).status));
+  assert.equal(gauge.maxCount(), 1, 'never more than the one slot');
 });
 
-test('the byte budget: a third maximum-size review is refused (429) while a small one passes beside two', async (t) => {
-  const budget = 2 * MAX_BODY + 64 * 1024;
-  const { server: s, gauge } = await server({ maxConcurrentReviews: 8, maxInFlightBytes: budget });
+test("an address over its share gets 429 with Retry-After; another address's review still converts", async (t) => {
+  const { server: s, metrics } = await server({ maxConcurrentReviews: 8, maxInFlightBytes: MAX_BODY + 4096 });
   t.after(() => s.close(1000));
   const big = reviewOf(MAX_BODY - 16);
-  const held = [heldPost(s.port, big), heldPost(s.port, big)];
-  await until('two reviews admitted', () => gauge.count() === 2);
-  const third = heldPost(s.port, big);
-  third.finish();
-  assert.equal((await third.answer).status, 429);
-  const small = heldPost(s.port, reviewOf(2048));
-  await until('the small review admitted', () => gauge.count() === 3);
-  small.finish();
-  assert.equal((await small.answer).status, 200);
-  for (const h of held) h.finish();
-  for (const h of held) assert.equal((await h.answer).status, 200);
-  assert.equal(gauge.maxCount(), 3);
-  assert.ok(gauge.maxBytes() <= budget, `bytes in flight ${gauge.maxBytes()}`);
+  const first = heldPost(s.port, big, '127.0.0.2');
+  await until('the first held', () => readingHolds(s) >= 1);
+  const second = heldPost(s.port, big, '127.0.0.2');
+  second.finish();
+  const refused = await second.answer;
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers['retry-after'], String(RETRY_AFTER_SECONDS));
+  const other = heldPost(s.port, reviewOf(2048), '127.0.0.1');
+  other.finish();
+  assert.equal((await other.answer).status, 200);
+  first.finish();
+  assert.equal((await first.answer).status, 200);
+  assert.match(await metrics.registry.metrics(), /aiops_conversion_failures_total\{reason="peer_share"\} 1/);
 });
+
+test("with the total full, a smaller holder pushes out the biggest holder's newest request", async (t) => {
+  const budget = MAX_BODY;
+  const { server: s } = await server({ maxConcurrentReviews: 8, maxInFlightBytes: budget });
+  t.after(() => s.close(1000));
+  const big = reviewOf(MAX_BODY - 16);
+  const holders = ['127.0.0.2', '127.0.0.3'].map((from) => heldPost(s.port, big, from));
+  await until('two addresses hold the total', () => readingHolds(s) >= 2);
+  const small = heldPost(s.port, reviewOf(2048), '127.0.0.1');
+  small.finish();
+  assert.equal((await small.answer).status, 200, 'the small holder is served');
+  for (const h of holders) h.finish();
+  const statuses = await Promise.all(holders.map(async (h) => (await h.answer).status));
+  assert.ok(statuses.includes(429), `one holder gave way: ${statuses.join()}`);
+});
+
+test('headers that never end get 408 and the connection closed', async (t) => {
+  const { server: s } = await server({ maxConcurrentReviews: 8, maxInFlightBytes: MAX_BODY });
+  t.after(() => s.close(1000));
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = tls.connect(
+      {
+        socket: net.connect({ host: '127.0.0.1', port: s.port, localAddress: '127.0.0.5' }),
+        ca: cert.caPem,
+        servername: 'localhost',
+      },
+      () => socket.write('POST /convert HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nX-Slow: '),
+    );
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+  assert.match(answer, /^HTTP\/1.1 408/);
+});
+
+/** Requests holding a share now: the webhook's own count of the bytes its peers hold, in requests of MAX_BODY. */
+function readingHolds(s: WebhookServer): number {
+  return Math.floor(s.heldBytes() / (MAX_BODY - 16));
+}

@@ -15,7 +15,7 @@ import { httpsCall } from '../test/support/https-call.ts';
 import { CONVERSION_FAILURE_REASONS } from './metrics.ts';
 import { startWebhookServer } from './server.ts';
 
-test("the served certificate's notAfter and every failure reason at 0 are on /metrics from the start", async (t) => {
+test("the served certificate's notAfter and every failure reason at 0 are in the metrics from the start", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-cert-expiry-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const cert = createServingCert(dir);
@@ -26,8 +26,12 @@ test("the served certificate's notAfter and every failure reason at 0 are on /me
     logger: createLogger('test', { level: 'error' }),
   });
   t.after(() => server.close());
-  const r = await httpsCall(server.port, '/metrics', { ca: cert.caPem });
-  assert.equal(r.status, 200);
+  assert.equal(
+    (await httpsCall(server.port, '/metrics', { ca: cert.caPem })).status,
+    404,
+    'not on the webhook port',
+  );
+  const r = { text: await server.metrics.registry.metrics() };
   const notAfter = Date.parse(new X509Certificate(readFileSync(cert.certFile)).validTo) / 1000;
   const m = /^aiops_conversion_certificate_expiration_timestamp_seconds (\S+)$/m.exec(r.text);
   assert.equal(Number(m?.[1]), notAfter);

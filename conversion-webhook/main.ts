@@ -1,9 +1,12 @@
 // `npm run webhook`: the conversion webhook as a standalone process, for local use and
-// for clusters that run it apart from the operator. Exits 2 on a bad flag, 1 when it
-// cannot start (e.g. no certificate), 0 after a graceful SIGTERM/SIGINT.
+// for clusters that run it apart from the operator. Its metrics are on --metrics-port
+// (plain HTTP, loopback by default), never on the webhook port. Exits 2 on a bad flag, 1
+// when it cannot start (e.g. no certificate), 0 after a graceful SIGTERM/SIGINT.
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createLogger, parseLogLevel } from '../api/log.ts';
+import { DEFAULT_BODY_TIMEOUT_BASE_MS } from './capacity.ts';
+import { serveMetrics } from './metrics-server.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS, startWebhookServer } from './server.ts';
 import { defaultStashKeyFile, loadOrCreateStashKey, STASH_KEY_FILE } from './stash-key.ts';
 import { certPathsIn, DEFAULT_CERT_DIR } from './tls.ts';
@@ -36,10 +39,16 @@ const program = new Command('aiops-webhook')
   )
   .option(
     '--request-timeout <ms>',
-    'whole-request deadline in milliseconds',
+    'fixed part of each request body deadline in milliseconds: a body of n bytes must arrive within this plus n at 1 MiB/s, else HTTP 408 (headers: within 5 s)',
     int('--request-timeout', 100),
-    10_000,
+    DEFAULT_BODY_TIMEOUT_BASE_MS,
   )
+  .option(
+    '--metrics-port <port>',
+    'serve /metrics (plain HTTP) on this port; 0 picks a free one (default: off; the webhook port serves no metrics)',
+    int('--metrics-port', 0),
+  )
+  .option('--metrics-bind-address <addr>', 'address /metrics binds', '127.0.0.1')
   .option(
     '--stash-key-file <file>',
     `file with the key (32+ raw bytes) that signs the conversion stash; created with 32 random bytes, mode 0600, when absent; keep it across restarts (default: ${STASH_KEY_FILE} in --cert-dir)`,
@@ -63,6 +72,8 @@ const opts = program.opts<{
   maxBodyBytes: number;
   maxConcurrentReviews: number;
   requestTimeout: number;
+  metricsPort?: number;
+  metricsBindAddress: string;
   logLevel: string;
 }>();
 let level;
@@ -84,9 +95,15 @@ try {
     requestTimeoutMs: opts.requestTimeout,
     logger: log,
   });
+  const metrics =
+    opts.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(server.metrics.registry, opts.metricsBindAddress, opts.metricsPort);
+  if (metrics !== undefined)
+    log.info('serving /metrics', { port: metrics.port, host: opts.metricsBindAddress });
   const stop = (signal: string) => {
     log.info('shutting down', { signal });
-    void server.close().then(() => process.exit(0));
+    void Promise.all([server.close(), metrics?.close()]).then(() => process.exit(0));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

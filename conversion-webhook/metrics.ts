@@ -1,8 +1,11 @@
 // Prometheus metrics of the conversion webhook, on a registry of its own so a host
-// process (the operator) can merge or expose it without name clashes.
+// process (the operator) can merge or expose it without name clashes. Every label value
+// comes from a closed set fixed here (served versions, reasons, results, the HTTP codes the
+// server answers): nothing a caller sends names a series.
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { STASH_REJECTION_REASONS } from '../api/conversion/stash.ts';
+import { SERVED_API_VERSIONS } from './review.ts';
 
 export interface WebhookMetrics {
   registry: Registry;
@@ -18,7 +21,17 @@ export interface WebhookMetrics {
   inFlightBytes: Gauge;
   /** When the serving certificate presented now expires (its notAfter), in Unix seconds. */
   certificateExpiry: Gauge;
+  /**
+   * 1 while the caBundle of the CRD's conversion webhook does not verify the certificate
+   * served, as last checked; 0 otherwise (and where nothing checks, as under `npm run webhook`).
+   */
+  caBundleMismatch: Gauge;
+  /** Checks of the CRD's caBundle against the served certificate, by result (trusted, untrusted, error). */
+  caBundleChecks: Counter<'result'>;
 }
+
+/** Results of a check of the CRD's caBundle against the served certificate. */
+export const CA_BUNDLE_CHECK_RESULTS = ['trusted', 'untrusted', 'error'] as const;
 
 /**
  * Every reason aiops_conversion_failures_total counts, each at 0 from the start so an alert's
@@ -32,6 +45,8 @@ export const CONVERSION_FAILURE_REASONS = [
   'overloaded',
   'timeout',
   'internal',
+  'slow_client',
+  'peer_share',
 ] as const;
 
 /** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
@@ -46,17 +61,12 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       labelNames: ['code', 'result'],
       registers: [registry],
     }),
-    objects: new Counter({
-      name: 'aiops_conversion_objects_total',
-      help: 'Objects converted, by desired apiVersion.',
-      labelNames: ['desired'],
-      registers: [registry],
-    }),
+    objects: objects(registry),
     failures: failures(registry),
     stashRejected: stashRejected(registry),
     certificateRejections: new Counter({
       name: 'aiops_conversion_certificate_rejections_total',
-      help: "TLS handshakes a client ended because it does not trust the served certificate (the CRD's caBundle and the certificate disagree).",
+      help: "TLS handshakes a client ended because it does not trust the served certificate: the apiserver's when the CRD's caBundle and the certificate disagree, or anyone's whose client lacks the CA (anyone who reaches the port can add to it; the alert reads aiops_conversion_ca_bundle_mismatch beside it).",
       registers: [registry],
     }),
     duration: new Histogram({
@@ -81,14 +91,44 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       help: 'When the serving certificate the webhook presents now expires (its notAfter), in Unix seconds; follows each reload.',
       registers: [registry],
     }),
+    caBundleMismatch: new Gauge({
+      name: 'aiops_conversion_ca_bundle_mismatch',
+      help: "1 while the caBundle of the CRD's conversion webhook does not verify the certificate this webhook serves (so the apiserver's conversions fail), as last checked after a certificate rejection; 0 otherwise.",
+      registers: [registry],
+    }),
+    caBundleChecks: caBundleChecks(registry),
   };
+}
+
+/** Objects converted by desired apiVersion, every served version at 0 from the start. */
+function objects(registry: Registry): Counter<'desired'> {
+  const c = new Counter({
+    name: 'aiops_conversion_objects_total',
+    help: 'Objects converted, by desired apiVersion (a served version; a review asking for any other is refused).',
+    labelNames: ['desired'],
+    registers: [registry],
+  });
+  for (const desired of SERVED_API_VERSIONS) c.inc({ desired }, 0);
+  return c;
+}
+
+/** Checks of the CRD's caBundle, every result at 0 from the start. */
+function caBundleChecks(registry: Registry): Counter<'result'> {
+  const c = new Counter({
+    name: 'aiops_conversion_ca_bundle_checks_total',
+    help: "Checks of the CRD's conversion caBundle against the served certificate, made after certificate rejections (at most one per pause), by result (trusted, untrusted, error: the CRD could not be read).",
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  for (const result of CA_BUNDLE_CHECK_RESULTS) c.inc({ result }, 0);
+  return c;
 }
 
 /** Failed requests by reason, every reason of CONVERSION_FAILURE_REASONS at 0 from the start. */
 function failures(registry: Registry): Counter<'reason'> {
   const c = new Counter({
     name: 'aiops_conversion_failures_total',
-    help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering).',
+    help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of connections or bytes, 429 or closed).',
     labelNames: ['reason'],
     registers: [registry],
   });

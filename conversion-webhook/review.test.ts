@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { handleReview } from './review.ts';
+import { handleReview, SERVED_API_VERSIONS } from './review.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../test/support/arbitraries.ts';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../api/install.ts';
 
@@ -108,7 +108,13 @@ test('bad reviews get a specific Failure', async (t) => {
       'unknown desired version',
       review({ uid: 'u', desiredAPIVersion: 'aiops.example.com/v3', objects: [ok] }),
       200,
-      /cannot convert object 0 .* unsupported apiVersion/,
+      /desiredAPIVersion "aiops.example.com\/v3" is not served; expected one of aiops.example.com\/v1alpha1, /,
+    ],
+    [
+      'unknown desired version, no objects',
+      review({ uid: 'u', desiredAPIVersion: 'aiops.example.com/v3', objects: [] }),
+      200,
+      /is not served/,
     ],
     [
       'object of another kind',
@@ -161,5 +167,31 @@ test('fuzz: 3,000 random bodies never throw and always answer a ConversionReview
       assert.ok([200, 400].includes(out.httpStatus));
     }),
     { numRuns: 3000 },
+  );
+});
+
+test('property: a review is refused unless it asks for a served version, objects or not; `desired` is then `invalid`', () => {
+  const served = new Set<string>(SERVED_API_VERSIONS);
+  const asked = fc.oneof(
+    fc.constantFrom(...SERVED_API_VERSIONS),
+    fc.string({ maxLength: 300 }).filter((s) => !served.has(s)),
+    fc.constantFrom(...SERVED_API_VERSIONS).map((v) => `${v} `),
+    fc.nat(2000).map((n) => `aiops.example.com/v${'9'.repeat(n)}`),
+  );
+  fc.assert(
+    fc.property(asked, fc.boolean(), (desiredAPIVersion, withObject) => {
+      const objects = withObject ? [fc.sample(v2Task, { numRuns: 1, seed: 3 })[0]] : [];
+      const out = handleReview(review({ uid: 'u', desiredAPIVersion, objects }), KEY);
+      const r = out.body.response.result;
+      if (served.has(desiredAPIVersion)) {
+        assert.equal(r.status, 'Success');
+        assert.equal(out.desired, desiredAPIVersion);
+      } else {
+        assert.equal(r.status, 'Failure');
+        assert.equal(out.desired, 'invalid');
+        assert.ok('message' in r && r.message.length < 300, 'the message quotes a bounded part of the value');
+      }
+    }),
+    { numRuns: 500 },
   );
 });

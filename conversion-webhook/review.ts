@@ -8,13 +8,34 @@
 // one of its objects needs the key, to write a stash (a down-conversion that drops a field)
 // or to verify one (a signed stash on the object); that review gets a Failure saying why
 // the key is missing, as signing with a stand-in key would lose the field on any other
-// replica. Telling the two apart costs nothing: it is found while converting.
+// replica. Telling the two apart costs nothing: it is found while converting. A review
+// whose desiredAPIVersion is not a served version is refused whole, objects or not, so
+// nothing a caller names ever reaches a metric label or a log line unbounded.
 
 import { convert, type LooseAITask } from '../api/conversion/convert.ts';
+import { VERSIONS } from '../api/crd.ts';
+import { GROUP } from '../api/schema/common.ts';
 import { ConversionError, StashKeyMissingError } from '../api/conversion/errors.ts';
 import type { StashRejection } from '../api/conversion/stash.ts';
 
 export const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
+
+/** An apiVersion the CRD serves, e.g. `aiops.example.com/v2`. */
+export type ServedAPIVersion = `${typeof GROUP}/${(typeof VERSIONS)[number]}`;
+
+/** Every apiVersion the CRD serves: the only values a review may ask for, and the only `desired` labels. */
+export const SERVED_API_VERSIONS: readonly ServedAPIVersion[] = VERSIONS.map(
+  (v): ServedAPIVersion => `${GROUP}/${v}`,
+);
+
+/** Longest part of a caller's value a Failure message quotes (characters). */
+const QUOTE_CHARS = 64;
+
+/** `value` as JSON, cut to QUOTE_CHARS characters with an ellipsis: caller input quoted in a message. */
+function quote(value: string): string {
+  const json = JSON.stringify(value);
+  return json.length <= QUOTE_CHARS ? json : `${json.slice(0, QUOTE_CHARS)}…`;
+}
 
 export interface ReviewResponse {
   apiVersion: string;
@@ -41,8 +62,8 @@ export interface ReviewOutcome {
   body: ReviewResponse;
   /** Objects converted (0 on failure). */
   objects: number;
-  /** Source → desired version, for metrics; `invalid` when unknown. */
-  desired: string;
+  /** The desired version, for metrics: one of SERVED_API_VERSIONS, or `invalid` when not served. */
+  desired: ServedAPIVersion | 'invalid';
   /** Stashes (or stash entries) ignored, each with the object it was on (`ns/name`). */
   stashRejections: (StashRejection & { readonly object: string })[];
   /** True when the review failed because it needed the stash key and there was none (PendingStashKey). */
@@ -56,7 +77,7 @@ function failure(
   uid: string,
   message: string,
   apiVersion = REVIEW_API_VERSION,
-  desired = 'invalid',
+  desired: ReviewOutcome['desired'] = 'invalid',
   stashKeyMissing = false,
   failedObject = '',
 ): ReviewOutcome {
@@ -103,9 +124,16 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
   const req = request as Record<string, unknown>;
   const uid = req['uid'];
   if (typeof uid !== 'string' || uid === '') return failure(400, '', 'request.uid is missing');
-  const desired = req['desiredAPIVersion'];
-  if (typeof desired !== 'string' || desired === '')
+  const asked = req['desiredAPIVersion'];
+  if (typeof asked !== 'string' || asked === '')
     return failure(200, uid, 'request.desiredAPIVersion is missing');
+  const desired = SERVED_API_VERSIONS.find((v) => v === asked);
+  if (desired === undefined)
+    return failure(
+      200,
+      uid,
+      `request.desiredAPIVersion ${quote(asked)} is not served; expected one of ${SERVED_API_VERSIONS.join(', ')}`,
+    );
   const objects = req['objects'];
   if (!Array.isArray(objects))
     return failure(200, uid, 'request.objects must be a list', REVIEW_API_VERSION, desired);

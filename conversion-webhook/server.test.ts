@@ -120,8 +120,9 @@ test('webhook over HTTPS', async (t) => {
     await stillServing();
   });
 
-  await t.test('metrics count requests and failures', async () => {
-    const r = await call(server.port, 'GET', '/metrics');
+  await t.test('metrics count requests and failures; none are served on this port', async () => {
+    assert.equal((await call(server.port, 'GET', '/metrics')).status, 404);
+    const r = { text: await server.metrics.registry.metrics() };
     assert.match(r.text, /aiops_conversion_requests_total\{code="200",result="Success"\} 1/);
     assert.match(r.text, /aiops_conversion_failures_total\{reason="malformed"\} 1/);
     assert.match(r.text, /aiops_conversion_failures_total\{reason="body_too_large"\} 1/);

@@ -1,19 +1,34 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
-// GET /healthz and /readyz, GET /metrics. Hardened for what the network can send: a
-// body size limit, a cap on the reviews in flight (by count and by declared bytes: over
-// it, 429 with Retry-After, which the apiserver's client honours and retries), per-request
-// and header timeouts, keep-alive, and a graceful close that lets in-flight reviews finish. Nothing one request sends stops the process: an
-// exception while answering (a value too deep to serialize, say) is that request's
-// Failure or 500, logged and counted. Runs standalone (main.ts) or inside a host process.
+// GET /healthz and /readyz. Hardened for what the network can send, since any pod reaches the
+// port: a body size limit; per remote address a share of the connections and of the bytes
+// held (capacity.ts), so one address holds at most its share and the apiserver is still
+// served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
+// client honours and retries) taken only once a review's whole body is read; a short
+// handshake and header deadline, body and answer deadlines proportional to their size;
+// keep-alive, and a graceful close that lets in-flight reviews finish. Its metrics are not
+// served here (this port has no authentication): the host serves them (the operator on its
+// secure /metrics, `npm run webhook` on its own --metrics-port). Nothing one request sends
+// stops the process: an exception while answering (a value too deep to serialize, say) is
+// that request's Failure or 500, logged and counted. Runs standalone (main.ts) or inside a
+// host process.
 
 import { randomBytes, X509Certificate } from 'node:crypto';
 import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { LogOnce } from '../api/log-once.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
 import { fullCollection } from '../api/full-gc.ts';
+import {
+  bodyDeadlineMs,
+  DEFAULT_BODY_TIMEOUT_BASE_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS_PER_PEER,
+  DEFAULT_MIN_BYTES_PER_SECOND,
+  PeerShares,
+  Slots,
+} from './capacity.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
 import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 import {
@@ -72,13 +87,28 @@ export interface WebhookOptions {
    */
   maxConcurrentReviews?: number;
   /**
-   * Most body bytes admitted at once (default DEFAULT_MAX_IN_FLIGHT_BYTES, 10 MiB): each
-   * review counts its Content-Length (the body limit when it has none); a review that would
-   * go over gets 429 like one over the count, unless nothing else is in flight.
+   * Most body bytes of reviews holding a slot at once (default DEFAULT_MAX_IN_FLIGHT_BYTES,
+   * 10 MiB), each counted by its size once read; a review that would go over gets 429 like one
+   * over the count, unless nothing else holds a slot. Also the share of one remote address:
+   * the Content-Length (the body limit when none) its requests being read or answered may
+   * declare at once (over it, 429 and the connection closed; a request alone of its address
+   * always fits); all addresses together may hold twice that, the biggest holders giving way
+   * to a smaller one.
    */
   maxInFlightBytes?: number;
-  /** Whole-request deadline in milliseconds (default 10 000); a slower client gets 408. */
+  /**
+   * Fixed part of each body's deadline in milliseconds (default DEFAULT_BODY_TIMEOUT_BASE_MS,
+   * 5 000): a body of n bytes (its Content-Length, else the body limit) must arrive within
+   * this plus n at `minBytesPerSecond`, else 408 and the connection closed; an answer must be
+   * taken within the same for its size, else the connection is closed.
+   */
   requestTimeoutMs?: number;
+  /** Slowest rate a body or answer may flow at, in bytes per second (default 1 MiB/s). */
+  minBytesPerSecond?: number;
+  /** Time for the TLS handshake and the request headers, in milliseconds (default 5 000); slower gets 408. */
+  headersTimeoutMs?: number;
+  /** Connections one remote address may hold open (default 64); more are closed at once. */
+  maxConnectionsPerPeer?: number;
   /** Idle keep-alive in milliseconds (default 30 000). */
   keepAliveTimeoutMs?: number;
   /** Cert reload poll interval in milliseconds (default 1000). */
@@ -100,7 +130,12 @@ export interface WebhookOptions {
 export interface WebhookServer {
   /** The port actually bound. */
   readonly port: number;
+  /** The webhook's metrics; the host serves their registry (none is served on this port). */
   readonly metrics: WebhookMetrics;
+  /** The certificate (PEM, chain as in the file) served from the next handshake on. */
+  servingCertificate(): Buffer;
+  /** Bytes the requests being read or answered hold now, all addresses (each its Content-Length, or the body limit). */
+  heldBytes(): number;
   /**
    * Serves `pair` from the next TLS handshake on, as a changed certificate file would.
    * Throws (and keeps the current one) when the pair is not a valid certificate and key.
@@ -128,7 +163,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const metrics = opts.metrics ?? createMetrics();
   const certPaths = opts.cert ?? certPathsIn(DEFAULT_CERT_DIR);
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const pair = readCertPair(certPaths);
+  let pair = readCertPair(certPaths);
   recordExpiry(metrics, pair.cert);
   let stashKey = checkedKey(opts.stashKey ?? randomBytes(MIN_KEY_BYTES));
   if (!(stashKey instanceof Uint8Array))
@@ -137,25 +172,46 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     });
   if (opts.stashKey === undefined)
     log.warn('no conversion stash key given; signing with a key of this process only', {});
+  const baseMs = opts.requestTimeoutMs ?? DEFAULT_BODY_TIMEOUT_BASE_MS;
+  const minRate = opts.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
+  const headersTimeout = opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const maxInFlightBytes = opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES;
   const server = https.createServer({
     ...pair,
-    requestTimeout: opts.requestTimeoutMs ?? 10_000,
-    headersTimeout: Math.min(opts.requestTimeoutMs ?? 10_000, 10_000),
+    handshakeTimeout: headersTimeout,
+    headersTimeout,
+    // A backstop only: each request's own deadline (deadlineFor) is proportional to its size.
+    requestTimeout: headersTimeout + bodyDeadlineMs(maxBody, baseMs, minRate),
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
-    connectionsCheckingInterval: Math.min(opts.requestTimeoutMs ?? 10_000, 1000),
+    connectionsCheckingInterval: Math.min(headersTimeout, 1000),
+  });
+  const peers = new PeerShares({
+    maxConnectionsPerPeer: opts.maxConnectionsPerPeer ?? DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    maxBytesPerPeer: maxInFlightBytes,
+    maxBytes: 2 * maxInFlightBytes,
   });
   const ctx: Ctx = {
     log,
     metrics,
     maxBody,
     key: () => stashKey,
-    gate: new Admission(
-      opts.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS,
-      opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES,
-      metrics,
-    ),
+    peers,
+    deadlineFor: (bytes) => bodyDeadlineMs(bytes, baseMs, minRate),
+    gate: new Slots(opts.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS, maxInFlightBytes, {
+      count: metrics.inFlight,
+      bytes: metrics.inFlightBytes,
+    }),
     warnings: new LogOnce(),
   };
+  server.on('connection', (socket: Socket) => {
+    const peer = socket.remoteAddress ?? '';
+    if (!peers.connect(peer)) {
+      metrics.failures.inc({ reason: 'peer_share' });
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => peers.disconnect(peer));
+  });
   server.on('request', (req, res) => {
     try {
       route(req, res, ctx);
@@ -174,6 +230,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     certPaths,
     (next) => {
       server.setSecureContext(next);
+      pair = next;
       recordExpiry(metrics, next.cert);
       log.info('serving certificate reloaded', { certFile: certPaths.certFile });
     },
@@ -195,8 +252,11 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   return {
     port,
     metrics,
+    servingCertificate: () => pair.cert,
+    heldBytes: () => peers.bytes,
     useCertificate: (next) => {
       server.setSecureContext({ cert: next.cert, key: next.key });
+      pair = { cert: next.cert, key: next.key };
       recordExpiry(metrics, next.cert);
     },
     useStashKey: (key) => {
@@ -227,47 +287,14 @@ interface Ctx {
   maxBody: number;
   /** The stash key in use, or why there is none yet. */
   key: () => Uint8Array | PendingStashKey;
-  gate: Admission;
+  /** Per-address shares of connections and held bytes. */
+  peers: PeerShares;
+  /** Deadline in ms for a body or an answer of `bytes`. */
+  deadlineFor: (bytes: number) => number;
+  /** Slots of reviews whose body is read, held until answered. */
+  gate: Slots;
   /** One warning line per object and reason per minute (api/log-once.ts). */
   warnings: LogOnce;
-}
-
-/**
- * The cap on reviews in flight, by count and by declared bytes, mirrored in the in-flight
- * gauges. A review that is alone is always admitted (up to the body limit), so a budget below
- * the body limit cannot refuse everything.
- */
-class Admission {
-  #count = 0;
-  #bytes = 0;
-  readonly #maxCount: number;
-  readonly #maxBytes: number;
-  readonly #metrics: WebhookMetrics;
-
-  constructor(maxCount: number, maxBytes: number, metrics: WebhookMetrics) {
-    this.#maxCount = Math.max(1, maxCount);
-    this.#maxBytes = maxBytes;
-    this.#metrics = metrics;
-  }
-
-  /** Admits a review of `bytes`, returning its release (call once), or undefined when over the cap. */
-  enter(bytes: number): (() => void) | undefined {
-    if (this.#count >= this.#maxCount) return undefined;
-    if (this.#count > 0 && this.#bytes + bytes > this.#maxBytes) return undefined;
-    this.#count++;
-    this.#bytes += bytes;
-    this.#metrics.inFlight.inc();
-    this.#metrics.inFlightBytes.inc(bytes);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#count--;
-      this.#bytes -= bytes;
-      this.#metrics.inFlight.dec();
-      this.#metrics.inFlightBytes.dec(bytes);
-    };
-  }
 }
 
 function checkedKey(key: Uint8Array | PendingStashKey): Uint8Array | PendingStashKey {
@@ -280,11 +307,6 @@ function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
   const path = (req.url ?? '/').split('?')[0];
   if (req.method === 'GET' && (path === '/healthz' || path === '/readyz' || path === '/livez')) {
     send(res, 200, 'text/plain', 'ok');
-  } else if (req.method === 'GET' && path === '/metrics') {
-    ctx.metrics.registry.metrics().then(
-      (text) => send(res, 200, ctx.metrics.registry.contentType, text),
-      (err: unknown) => send(res, 500, 'text/plain', (err as Error).message),
-    );
   } else if (path === '/convert') {
     if (req.method !== 'POST') send(res, 405, 'text/plain', 'use POST for /convert', { Allow: 'POST' });
     else convertRequest(req, res, ctx);
@@ -295,7 +317,8 @@ function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
 
 function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
   const started = process.hrtime.bigint();
-  const declared = Number(req.headers['content-length'] ?? 0);
+  const length = Number(req.headers['content-length'] ?? 0);
+  const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
   if (declared > ctx.maxBody) {
     reject(
       req,
@@ -307,31 +330,66 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     );
     return;
   }
-  const release = ctx.gate.enter(declared > 0 ? declared : ctx.maxBody);
-  if (release === undefined) {
-    // The body is read and discarded (not kept) and the connection stays open, so a client
-    // still sending it gets the answer instead of a broken pipe, and its retry can reuse it.
-    reject(req, res, ctx, 429, 'too many conversion reviews in flight; retry shortly', 'overloaded', {
-      'Retry-After': String(RETRY_AFTER_SECONDS),
+  const reserved = declared > 0 ? declared : ctx.maxBody;
+  let aborted = false;
+  const chunks: Buffer[] = [];
+  /** Ends the request early: answers `code` (unless an answer is out), closes the connection, drops the body. */
+  const cutOff = (code: 408 | 429, message: string, reason: string): void => {
+    if (aborted) return;
+    aborted = true;
+    chunks.length = 0;
+    reject(req, res, ctx, code, message, reason, {
+      Connection: 'close',
+      ...(code === 429 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
     });
+    res.once('finish', () => req.socket.destroy());
+  };
+  const share = ctx.peers.admit(req.socket.remoteAddress ?? '', reserved, () =>
+    cutOff(429, 'other callers need the webhook; retry shortly', 'overloaded'),
+  );
+  if (typeof share === 'string') {
+    cutOff(
+      429,
+      share === 'peer_share'
+        ? "this address's requests hold its share of the webhook; retry once they are answered"
+        : 'too many conversion reviews in flight; retry shortly',
+      share,
+    );
     return;
   }
   // Released once the request is answered, cut off or its connection lost, whichever is first.
-  res.once('close', release);
-  const chunks: Buffer[] = [];
+  res.once('close', share);
+  const bodyTimer = setTimeout(
+    () =>
+      cutOff(408, `the request body did not arrive within ${ctx.deadlineFor(reserved)} ms`, 'slow_client'),
+    ctx.deadlineFor(reserved),
+  );
+  res.once('close', () => clearTimeout(bodyTimer));
   let size = 0;
-  let aborted = false;
   req.on('data', (chunk: Buffer) => {
+    if (aborted) return;
     size += chunk.length;
-    if (size > ctx.maxBody && !aborted) {
+    if (size > ctx.maxBody) {
       aborted = true;
+      chunks.length = 0;
       reject(req, res, ctx, 413, `request body exceeds the limit of ${ctx.maxBody} bytes`, 'body_too_large');
       return;
     }
-    if (!aborted) chunks.push(chunk);
+    chunks.push(chunk);
   });
   req.on('end', () => {
+    clearTimeout(bodyTimer);
     if (aborted) return;
+    // The slot is taken only now, with the whole body here: a peer that stalls holds none.
+    const release = ctx.gate.enter(size);
+    if (release === undefined) {
+      chunks.length = 0;
+      reject(req, res, ctx, 429, 'too many conversion reviews in flight; retry shortly', 'overloaded', {
+        'Retry-After': String(RETRY_AFTER_SECONDS),
+      });
+      return;
+    }
+    res.once('close', release);
     let uid = '';
     try {
       const body = Buffer.concat(chunks).toString('utf8');
@@ -339,13 +397,22 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
       chunks.length = 0;
       const outcome = handleReview(body, ctx.key());
       uid = outcome.body.response.uid;
-      send(res, outcome.httpStatus, 'application/json', JSON.stringify(outcome.body));
+      const answer = JSON.stringify(outcome.body);
+      send(res, outcome.httpStatus, 'application/json', answer);
+      answerDeadline(req, res, ctx.deadlineFor(Buffer.byteLength(answer)));
       record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
     } catch (err) {
       internalError(res, ctx, uid, err);
     }
   });
   req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
+}
+
+/** Closes the connection when the answer is not taken within `ms`: a peer that stops reading holds its slot no longer. */
+function answerDeadline(req: IncomingMessage, res: ServerResponse, ms: number): void {
+  if (res.writableFinished) return;
+  const timer = setTimeout(() => req.socket.destroy(), ms);
+  res.once('close', () => clearTimeout(timer));
 }
 
 /** Counts and logs an answered review. */

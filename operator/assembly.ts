@@ -5,6 +5,7 @@
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import type { Registry } from 'prom-client';
 import { AITaskClient } from '../api/aitask-client.ts';
 import { APPROVE_ANNOTATION } from '../api/install.ts';
 import { findCondition } from '../api/status/conditions.ts';
@@ -32,7 +33,6 @@ import { Resources, type Deployment, type Lease } from './runtime/kinds.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import type { Logger } from '../api/log.ts';
 import { NO_PROMETHEUS, PrometheusClient } from './edges/prometheus.ts';
-import type { QueryBounds } from './decision/query-cost.ts';
 import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
 import { startServers, type SecureMetrics } from './runtime/server.ts';
@@ -67,8 +67,6 @@ export interface OperatorOptions {
    * selector; a query that cannot be confined is refused). Off only for single-tenant clusters.
    */
   readonly confineQueries: boolean;
-  /** Cost bounds on each `trigger.query` (`--max-query-range`, `--min-query-resolution`; default DEFAULT_QUERY_BOUNDS). */
-  readonly queryBounds?: QueryBounds;
   /** Share of nodes (percent) CordonNode may leave unschedulable. */
   readonly maxCordonedNodesPercent: number;
   /** Nodes the AITasks of one namespace may hold cordoned (0: only the share above). */
@@ -105,6 +103,8 @@ export interface OperatorOptions {
   readonly metricsCertKey: string;
   /** The metrics serving certificate, and how it is renewed (cmd/metrics-cert.ts). */
   readonly metricsTLS?: Pick<SecureMetrics, 'pair' | 'watch'>;
+  /** Metrics of a component this process hosts (the conversion webhook), served on /metrics beside the operator's; none by default. */
+  readonly hostedMetrics?: Registry;
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
   /** Reconcile only AITasks matching this label selector (default: all). */
@@ -174,6 +174,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         .length,
     openBreakers: () => breaker.openCount(Date.now()),
   });
+  for (const { name } of o.hostedMetrics?.getMetricsAsArray() ?? []) {
+    const metric = o.hostedMetrics?.getSingleMetric(name);
+    if (metric !== undefined) telemetry.registry.registerMetric(metric);
+  }
   const transport = await KubeTransport.create({
     ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
@@ -295,7 +299,6 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     defaultQuery: o.defaultQuery,
     allowCrossNamespace: o.allowCrossNamespace,
     confineQueries: o.confineQueries,
-    ...(o.queryBounds !== undefined ? { queryBounds: o.queryBounds } : {}),
     llmMaxTimeoutMs: o.llm.maxTimeoutMs,
   });
   const controller = new Controller({

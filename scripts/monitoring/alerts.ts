@@ -28,8 +28,8 @@ export const RULE_GROUP = 'aiops-operator';
 
 /**
  * The alerts for the operator scraped as job `job` (prometheus-operator names the job after
- * the metrics Service; objects.ts METRICS_SERVICE), its /metrics on endpoint `https` and
- * the hosted conversion webhook's on endpoint `webhook`.
+ * the metrics Service; objects.ts METRICS_SERVICE) on endpoint `https`, its /metrics carrying
+ * the hosted conversion webhook's series too.
  */
 export function alertDefs(job: string): AlertDef[] {
   const sel = (extra = ''): string => `{job="${job}"${extra}}`;
@@ -145,19 +145,19 @@ export function alertDefs(job: string): AlertDef[] {
         description:
           'For 5 minutes the conversion webhook has answered ConversionReviews with a Failure ({{ $labels.reason }}): reads and writes of AITasks at another version than the stored one fail.',
         action:
-          '`kubectl logs` of the operator pods (component `conversion-webhook`): `stash_key_unavailable` means the conversion key Secret cannot be read (RBAC, deleted Secret); `conversion` names the object that cannot be converted; `internal` and `timeout` are bugs or overload. Malformed or oversized requests from other callers are not counted here.',
+          '`kubectl logs` of the operator pods (component `conversion-webhook`): `stash_key_unavailable` means the conversion key Secret cannot be read (RBAC, deleted Secret); `conversion` names the object that cannot be converted; `internal` and `timeout` are bugs or overload. Malformed, oversized, slow (`slow_client`) or over-share (`peer_share`) requests from other callers are not counted here.',
       },
       (v) => `${v} > 0`,
     ),
     def(
       {
         alert: 'AIOpsConversionCertificateRejected',
-        vector: `sum(rate(aiops_conversion_certificate_rejections_total${sel()}[5m]))`,
+        vector: `max(aiops_conversion_ca_bundle_mismatch${sel()}) * on() sum(rate(aiops_conversion_certificate_rejections_total${sel()}[5m]))`,
         for: '5m',
         severity: 'critical',
-        summary: "Clients reject the conversion webhook's certificate",
+        summary: "The apiserver rejects the conversion webhook's certificate",
         description:
-          "For 5 minutes TLS clients (the apiserver) have refused the webhook's serving certificate: the CRD's caBundle and the certificate disagree, and every conversion fails.",
+          "For 5 minutes TLS clients have refused the webhook's serving certificate and the CRD's caBundle does not verify it (aiops_conversion_ca_bundle_mismatch): the apiserver cannot trust the webhook, and every conversion fails. A rejection alone (a client without the CA, which anyone can make) does not fire it.",
         action:
           "Compare the CRD's `spec.conversion.webhook.clientConfig.caBundle` with the CA of the serving certificate Secret (plain install: aiops-webhook-service-cert; OLM: aiops-operator-service-cert). The operator puts the caBundle back on its next certificate sync; restarting one replica forces it.",
       },

@@ -49,8 +49,8 @@ export function jobName(o: MonitoringOptions = {}): string {
 
 /**
  * The metrics Service: the operator pods' /metrics (HTTPS, port `https`, 8443, behind
- * TokenReview and SubjectAccessReview) and the hosted conversion webhook's /metrics (port
- * `webhook`, 9443, HTTPS, no authentication, as its ConversionReviews).
+ * TokenReview and SubjectAccessReview), which carries the hosted conversion webhook's
+ * series too (the webhook port, open to anyone who reaches it, serves none).
  */
 export function metricsService(o: MonitoringOptions = {}): Record<string, unknown> {
   return {
@@ -59,17 +59,14 @@ export function metricsService(o: MonitoringOptions = {}): Record<string, unknow
     metadata: meta(jobName(o), o),
     spec: {
       selector: { ...OPERATOR_LABELS },
-      ports: [
-        { name: 'https', port: PORTS.metrics, targetPort: 'https', protocol: 'TCP' },
-        { name: 'webhook', port: PORTS.webhook, targetPort: 'webhook', protocol: 'TCP' },
-      ],
+      ports: [{ name: 'https', port: PORTS.metrics, targetPort: 'https', protocol: 'TCP' }],
     },
   };
 }
 
 /**
- * The ServiceMonitor (prometheus-operator's monitoring.coreos.com/v1) scraping both ports of
- * metricsService every 30 s, as kubebuilder's scaffold does: over HTTPS with the Prometheus
+ * The ServiceMonitor (prometheus-operator's monitoring.coreos.com/v1) scraping metricsService
+ * every 30 s, as kubebuilder's scaffold does: over HTTPS with the Prometheus
  * ServiceAccount's token, which must be bound to the aiops-metrics-reader ClusterRole.
  *
  * TLS: the certificate is not verified (insecureSkipVerify). Without --metrics-cert-path the
@@ -95,7 +92,6 @@ export function serviceMonitor(o: MonitoringOptions = {}): Record<string, unknow
           bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
           tlsConfig,
         },
-        { port: 'webhook', scheme: 'https', path: '/metrics', interval: '30s', tlsConfig },
       ],
     },
   };

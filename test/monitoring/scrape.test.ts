@@ -1,6 +1,6 @@
 // Every dashboard panel and every alert, run on a real Prometheus scraping a real operator
 // the way the shipped ServiceMonitor says (HTTPS, a ServiceAccount token bound to the
-// aiops-metrics-reader ClusterRole, the hosted conversion webhook's /metrics beside it): each
+// aiops-metrics-reader ClusterRole, the hosted conversion webhook's series on the same /metrics): each
 // panel's expression and each alert's vector returns series (after one ConversionReview, as
 // the apiserver would send), the rule group loads and every rule evaluates without error,
 // the alerts whose condition holds go pending (a refused remediation, the Stalled task, the
@@ -140,9 +140,10 @@ test(
     );
     t.after(() => prometheus.stop());
 
-    await eventually('both endpoints scraped: /metrics with the token, the webhook beside it', async () => {
+    await eventually('/metrics scraped with the token, the webhook series on it', async () => {
       const up = await series(prometheus.url, `up{job="${job}"} == 1`);
-      return up.length === 2 ? true : undefined;
+      const webhook = await series(prometheus.url, `aiops_conversion_failures_total{job="${job}"}`);
+      return up.length === 1 && webhook.length > 0 ? true : undefined;
     });
     await eventually('the refused remediation counted', async () =>
       (

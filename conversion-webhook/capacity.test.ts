@@ -1,0 +1,127 @@
+// Table and property tests of the webhook's capacity bookkeeping (capacity.ts), without a
+// network: deadlines grow with size, one address never holds more than its share, the total
+// never passes its budget, a smaller holder is always served by pushing out the biggest, and
+// the slots keep their cap.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { bodyDeadlineMs, PeerShares, Slots } from './capacity.ts';
+
+test('a body deadline is the base plus the size at the minimum rate', () => {
+  assert.equal(bodyDeadlineMs(0, 5000, 1024 * 1024), 5000);
+  assert.equal(bodyDeadlineMs(1024 * 1024, 5000, 1024 * 1024), 6000);
+  assert.equal(bodyDeadlineMs(8 * 1024 * 1024, 5000, 1024 * 1024), 13_000);
+  fc.assert(
+    fc.property(fc.nat(1e9), fc.nat(1e9), (a, b) => {
+      const [lo, hi] = a <= b ? [a, b] : [b, a];
+      assert.ok(bodyDeadlineMs(lo, 5000, 1024) <= bodyDeadlineMs(hi, 5000, 1024));
+    }),
+  );
+});
+
+test('connections: each address up to its cap, freed on disconnect', () => {
+  const p = new PeerShares({ maxConnectionsPerPeer: 2, maxBytesPerPeer: 10, maxBytes: 20 });
+  assert.ok(p.connect('a'));
+  assert.ok(p.connect('a'));
+  assert.equal(p.connect('a'), false);
+  assert.ok(p.connect('b'), 'another address has its own share');
+  p.disconnect('a');
+  assert.ok(p.connect('a'));
+});
+
+test('an address over its share is refused; a request alone of its address always fits its share', () => {
+  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 40 });
+  const big = p.admit('a', 15, () => undefined);
+  assert.equal(typeof big, 'function', 'alone, over the share');
+  assert.equal(
+    p.admit('a', 1, () => undefined),
+    'peer_share',
+  );
+  assert.equal(typeof p.admit('b', 10, () => undefined), 'function');
+  if (typeof big === 'function') big();
+  assert.equal(p.bytesOf('a'), 0);
+  assert.equal(typeof p.admit('a', 4, () => undefined), 'function');
+});
+
+test('a full total: a smaller holder pushes out the newest request of the biggest, never the reverse', () => {
+  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 20 });
+  const evicted: string[] = [];
+  p.admit('x', 4, () => evicted.push('x1'));
+  p.admit('x', 6, () => evicted.push('x2'));
+  p.admit('y', 10, () => evicted.push('y1'));
+  assert.equal(p.bytes, 20);
+  const apiserver = p.admit('apiserver', 3, () => evicted.push('a'));
+  assert.equal(typeof apiserver, 'function');
+  assert.deepEqual(evicted, ['x2'], "the biggest holder's newest request gave way");
+  assert.equal(p.bytesOf('x'), 4);
+  assert.equal(
+    p.admit('y', 1, () => undefined),
+    'peer_share',
+  );
+  assert.equal(
+    p.admit('z', 10, () => undefined),
+    'overloaded',
+    'as big as the biggest: refused',
+  );
+});
+
+test('property: shares and the total hold, and whoever holds least is served', () => {
+  const op = fc.oneof(
+    fc.record({
+      kind: fc.constant('admit' as const),
+      peer: fc.nat(5),
+      bytes: fc.integer({ min: 1, max: 12 }),
+    }),
+    fc.record({ kind: fc.constant('release' as const), index: fc.nat(50) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+      const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 25 });
+      const releases: (() => void)[] = [];
+      for (const o of ops) {
+        if (o.kind === 'release') {
+          releases[o.index % Math.max(1, releases.length)]?.();
+          continue;
+        }
+        const peer = `p${o.peer}`;
+        const before = p.bytesOf(peer);
+        const others = [0, 1, 2, 3, 4, 5].filter((i) => i !== o.peer).map((i) => p.bytesOf(`p${i}`));
+        const r = p.admit(peer, o.bytes, () => undefined);
+        if (typeof r === 'function') releases.push(r);
+        else if (r === 'overloaded')
+          assert.ok(
+            Math.max(...others) <= before + o.bytes,
+            'refused for the total only when nobody holds more than it would',
+          );
+        else assert.ok(before > 0 && before + o.bytes > 10);
+        assert.ok(p.bytes <= 25, `total ${p.bytes}`);
+        if (typeof r === 'function' && before > 0) assert.ok(p.bytesOf(peer) <= 10, 'within its share');
+      }
+      for (const r of releases) r();
+      assert.equal(p.bytes, 0, 'everything released');
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('slots: at most the count, the bytes unless alone, released once', () => {
+  let count = 0;
+  let bytes = 0;
+  const s = new Slots(2, 10, {
+    count: { inc: () => count++, dec: () => count-- },
+    bytes: { inc: (v) => (bytes += v), dec: (v) => (bytes -= v) },
+  });
+  const a = s.enter(20);
+  assert.ok(a, 'alone, over the byte budget');
+  assert.equal(s.enter(1), undefined, 'the budget is spent');
+  a();
+  a();
+  assert.equal(count, 0);
+  const b = s.enter(4);
+  const c = s.enter(4);
+  assert.ok(b && c);
+  assert.equal(s.enter(1), undefined, 'the count is spent');
+  assert.equal(count, 2);
+  assert.equal(bytes, 8);
+});

@@ -1,0 +1,195 @@
+// The webhook's capacity and who may hold how much of it, as pure bookkeeping the HTTPS
+// adapter (server.ts) consults: anyone who reaches the port (any pod can) is a peer, so no
+// peer may hold what another needs. Three things are bounded:
+// - connections per remote address (PeerShares.connect);
+// - bytes of requests being read or answered, per remote address and in all (PeerShares.admit):
+//   a request reserves its declared size against its address's share only; when the total is
+//   full, a request from an address holding less than the biggest holder pushes that holder's
+//   newest request out (max-min fairness), so a few addresses that send headers and then
+//   stall cannot starve the apiserver;
+// - slots (Slots): a ConversionReview takes one, by count and by its actual size, only once its
+//   whole body is read, and holds it until its answer is written.
+// Deadlines are the adapter's; bodyDeadlineMs says how long a body of a given size may take.
+
+/** Default connections one remote address may hold open at once: 64. */
+export const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
+
+/** Default time a peer has to send its request headers, and to finish its TLS handshake: 5 s. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
+
+/** Default fixed part of a body's (and an answer's) deadline: 5 s. */
+export const DEFAULT_BODY_TIMEOUT_BASE_MS = 5_000;
+
+/** Default slowest rate a body (or answer) may flow at: 1 MiB/s; slower gets 408 (or is cut). */
+export const DEFAULT_MIN_BYTES_PER_SECOND = 1024 * 1024;
+
+/**
+ * How long a body (or an answer) of `bytes` may take, in ms: `baseMs` plus the time `bytes`
+ * take at `minBytesPerSecond`. Pure.
+ */
+export function bodyDeadlineMs(bytes: number, baseMs: number, minBytesPerSecond: number): number {
+  return baseMs + Math.ceil((Math.max(0, bytes) * 1000) / Math.max(1, minBytesPerSecond));
+}
+
+/** Limits of PeerShares. */
+export interface PeerLimits {
+  /** Connections one address may hold (≥ 1). */
+  readonly maxConnectionsPerPeer: number;
+  /** Declared bytes one address's requests may hold at once; a request alone of its address always fits. */
+  readonly maxBytesPerPeer: number;
+  /** Declared bytes all requests may hold at once (≥ maxBytesPerPeer). */
+  readonly maxBytes: number;
+}
+
+/** Why PeerShares refused a request. */
+export type ShareRefusal = 'peer_share' | 'overloaded';
+
+interface Hold {
+  readonly peer: string;
+  readonly bytes: number;
+  readonly evict: () => void;
+}
+
+/** Per-address shares of connections and of the bytes held by requests (see the module comment). */
+export class PeerShares {
+  readonly #limits: PeerLimits;
+  readonly #connections = new Map<string, number>();
+  /** Each address's holds, oldest first. */
+  readonly #holds = new Map<string, Hold[]>();
+  readonly #peerBytes = new Map<string, number>();
+  #total = 0;
+
+  constructor(limits: PeerLimits) {
+    this.#limits = {
+      maxConnectionsPerPeer: Math.max(1, limits.maxConnectionsPerPeer),
+      maxBytesPerPeer: limits.maxBytesPerPeer,
+      maxBytes: Math.max(limits.maxBytes, limits.maxBytesPerPeer),
+    };
+  }
+
+  /** Bytes held in all now. */
+  get bytes(): number {
+    return this.#total;
+  }
+
+  /** Bytes `peer` holds now. */
+  bytesOf(peer: string): number {
+    return this.#peerBytes.get(peer) ?? 0;
+  }
+
+  /** Counts a new connection of `peer`; false (not counted) when it already holds its share. */
+  connect(peer: string): boolean {
+    const n = this.#connections.get(peer) ?? 0;
+    if (n >= this.#limits.maxConnectionsPerPeer) return false;
+    this.#connections.set(peer, n + 1);
+    return true;
+  }
+
+  /** A connect()ed connection of `peer` closed. */
+  disconnect(peer: string): void {
+    const n = (this.#connections.get(peer) ?? 0) - 1;
+    if (n > 0) this.#connections.set(peer, n);
+    else this.#connections.delete(peer);
+  }
+
+  /**
+   * Reserves `bytes` for a request of `peer`. Returns its release (idempotent), or why it is
+   * refused: `peer_share` when the address would hold more than its share, `overloaded` when
+   * the total is full of addresses holding no more than it would. To make room, the newest
+   * requests of the addresses holding the most (more than `peer` would) are released and their
+   * `evict` called, biggest holder first.
+   */
+  admit(peer: string, bytes: number, evict: () => void): (() => void) | ShareRefusal {
+    const mine = this.bytesOf(peer);
+    if (mine > 0 && mine + bytes > this.#limits.maxBytesPerPeer) return 'peer_share';
+    while (this.#total + bytes > this.#limits.maxBytes) {
+      const victim = this.#biggestOther(peer);
+      if (victim === undefined || this.bytesOf(victim) <= mine + bytes) return 'overloaded';
+      const holds = this.#holds.get(victim) ?? [];
+      const newest = holds[holds.length - 1];
+      if (newest === undefined) return 'overloaded';
+      this.#release(newest);
+      newest.evict();
+    }
+    const hold: Hold = { peer, bytes, evict };
+    const list = this.#holds.get(peer) ?? [];
+    list.push(hold);
+    this.#holds.set(peer, list);
+    this.#peerBytes.set(peer, mine + bytes);
+    this.#total += bytes;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#release(hold);
+    };
+  }
+
+  #biggestOther(peer: string): string | undefined {
+    let best: string | undefined;
+    let most = 0;
+    for (const [p, b] of this.#peerBytes)
+      if (p !== peer && b > most) {
+        best = p;
+        most = b;
+      }
+    return best;
+  }
+
+  #release(hold: Hold): void {
+    const list = this.#holds.get(hold.peer);
+    const i = list?.indexOf(hold) ?? -1;
+    if (list === undefined || i < 0) return;
+    list.splice(i, 1);
+    const left = (this.#peerBytes.get(hold.peer) ?? 0) - hold.bytes;
+    if (list.length === 0) {
+      this.#holds.delete(hold.peer);
+      this.#peerBytes.delete(hold.peer);
+    } else this.#peerBytes.set(hold.peer, left);
+    this.#total -= hold.bytes;
+  }
+}
+
+/** What Slots reports its level to (the in-flight gauges). */
+export interface SlotGauges {
+  readonly count: { inc(): void; dec(): void };
+  readonly bytes: { inc(v: number): void; dec(v: number): void };
+}
+
+/**
+ * The cap on reviews being converted or answered, by count and by bytes. A review that is
+ * alone is always admitted (up to the body limit), so a budget below the body limit cannot
+ * refuse everything.
+ */
+export class Slots {
+  #count = 0;
+  #bytes = 0;
+  readonly #maxCount: number;
+  readonly #maxBytes: number;
+  readonly #gauges: SlotGauges;
+
+  constructor(maxCount: number, maxBytes: number, gauges: SlotGauges) {
+    this.#maxCount = Math.max(1, maxCount);
+    this.#maxBytes = maxBytes;
+    this.#gauges = gauges;
+  }
+
+  /** Takes a slot for a review of `bytes`, returning its release (idempotent), or undefined when over the cap. */
+  enter(bytes: number): (() => void) | undefined {
+    if (this.#count >= this.#maxCount) return undefined;
+    if (this.#count > 0 && this.#bytes + bytes > this.#maxBytes) return undefined;
+    this.#count++;
+    this.#bytes += bytes;
+    this.#gauges.count.inc();
+    this.#gauges.bytes.inc(bytes);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#count--;
+      this.#bytes -= bytes;
+      this.#gauges.count.dec();
+      this.#gauges.bytes.dec(bytes);
+    };
+  }
+}
