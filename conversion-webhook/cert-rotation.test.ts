@@ -46,7 +46,7 @@ function probe(port: number, ca: string): Promise<{ status: number; leaf: string
 async function servesLeaf(port: number, ca: string, leafPem: string): Promise<void> {
   const want = new X509Certificate(leafPem).fingerprint256;
   let last = 'no probe yet';
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
     const got = await probe(port, ca).then(
       (r) => (r.status === 200 && r.leaf === want ? undefined : `HTTP ${r.status}, leaf ${r.leaf}`),
       (err: unknown) => String(err),

@@ -92,7 +92,7 @@ describe('guardrails on the harness', { concurrency: true }, () => {
       (o) =>
         o.status?.lastDecision?.blockedBy === 'AtMaxReplicas' ||
         findCondition(o.status?.conditions, 'RemediationAllowed')?.reason === 'Cooldown',
-      30_000,
+      120_000,
     );
     assert.equal((await reasons('manual')).filter((r) => r === 'ScaleUp').length, 1, 'executed once');
   });
@@ -168,7 +168,7 @@ describe('guardrails on the harness', { concurrency: true }, () => {
           ? true
           : undefined;
       },
-      30_000,
+      120_000,
     );
     assert.equal((await c.deployments.get(ns, 'done')).spec?.replicas, 3, 'not scaled a second time');
     assert.equal((await c.deployments.get(ns, 'web')).spec?.replicas, 3, 'scaled exactly once');

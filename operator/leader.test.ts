@@ -103,7 +103,7 @@ test('leader election: one actor; kill -9 the leader, the standby takes over, no
       const l = await leases.get(ns, 'aiops-operator-leader');
       return l.spec.holderIdentity === identityOf(standby) ? true : undefined;
     },
-    20_000,
+    60_000,
   );
   assert.ok(newHolder);
   t.diagnostic(`takeover after ${Date.now() - killedAt} ms (lease duration 4000 ms)`);
@@ -163,7 +163,7 @@ test('a frozen leader (SIGSTOP past the lease) never acts on its old decision on
       (await leases.get(ns, 'aiops-operator-leader')).spec.holderIdentity === identityOf(standby)
         ? true
         : undefined,
-    20_000,
+    60_000,
   );
   const acted = await eventually('the new leader to settle the decision and scale once', async () => {
     const o = await tasks.get(ns, 'freeze');

@@ -146,7 +146,7 @@ describe('operator on the harness', { concurrency: true }, () => {
         const o = await c.tasks.get(ns, 'scale');
         return o.status?.lastDecision?.blockedBy === 'AtMaxReplicas' ? o : undefined;
       },
-      40_000,
+      120_000,
     );
     assert.equal((await c.deployments.get(ns, 'web')).spec?.replicas, 3);
     assert.equal(blocked.status?.attempts, 1);
@@ -154,7 +154,7 @@ describe('operator on the harness', { concurrency: true }, () => {
     await eventually(
       'Healed',
       async () => ((await c.tasks.get(ns, 'scale')).status?.phase === 'Healed' ? true : undefined),
-      40_000,
+      120_000,
     );
     const wanted = ['ThresholdBreached', 'ScaleUp', 'AtMaxReplicas', 'Remediated'];
     await eventually(`Events ${wanted.join(', ')} (sent after the status write)`, async () => {
@@ -271,7 +271,7 @@ describe('operator on the harness', { concurrency: true }, () => {
         const x = await c.tasks.get(ns, 'down');
         return findCondition(x.status?.conditions, 'MetricsAvailable')?.status === 'False' ? x : undefined;
       },
-      40_000,
+      120_000,
     );
     assert.equal(findCondition(o.status?.conditions, 'MetricsAvailable')?.reason, 'MetricsUnavailable');
     assert.equal(o.status?.lastDecision, undefined);

@@ -237,7 +237,7 @@ async function eventually(
   env: Record<string, string>,
   ok: (r: KubectlResult) => boolean,
 ): Promise<KubectlResult> {
-  const end = Date.now() + 20_000;
+  const end = Date.now() + 60_000;
   for (;;) {
     const r = await run(args, env);
     if (ok(r) || Date.now() > end) return r;

@@ -191,7 +191,7 @@ describe('LLM mode on a real llama.cpp server', { concurrency: true, skip }, () 
     await eventually(
       'a call in flight to the frozen server',
       () => (own.unreadRequests() > 0 ? true : undefined),
-      30_000,
+      90_000,
       50,
     );
     await own.kill();

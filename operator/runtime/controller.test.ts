@@ -54,7 +54,7 @@ test('Controller: whatever one reconcile throws or returns is that key’s error
   });
   for (const key of Object.keys(hostile)) queue.add(key);
   controller.start();
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   while (((seen.get('null') ?? 0) < 3 || (seen.get('sync') ?? 0) < 3) && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 10));
   await controller.stop();

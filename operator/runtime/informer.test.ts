@@ -190,11 +190,11 @@ test('a failing list+watch stops reporting failing as soon as a watch is accepte
   await crds.create(undefined, scratchCRD(group));
   t.after(() => crds.delete(undefined, `widgets.${group}`));
   // No object of the new kind exists, so the watch carries no event (bookmarks come about a
-  // minute apart): only the accepted watch can clear it within the 20 s.
+  // minute apart): only the accepted watch can clear it within the 40 s.
   await eventually(
     'the informer to stop reporting failing',
     () => Promise.resolve(informer.synced && informer.failing === undefined ? true : undefined),
-    20_000,
+    40_000,
   );
 });
 

@@ -148,7 +148,7 @@ test('controller metrics: results as controller-runtime labels them, errors, ter
     3,
   );
   for (const key of Object.keys(outcomes)) queue.add(key);
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   const count = async (): Promise<number> =>
     (await samples(registry, 'controller_runtime_reconcile_time_seconds')).get(
       'controller_runtime_reconcile_time_seconds_count{controller=aitask}',

@@ -56,7 +56,7 @@ void test(
       await eventually(
         'Prometheus to scrape the new value',
         async () => ((await sample(prometheus.url, DEMO_SERIES)) === 0.95 ? true : undefined),
-        30_000,
+        120_000,
       );
 
       const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })

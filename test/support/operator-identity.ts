@@ -52,11 +52,11 @@ interface ResourceAttributes {
 
 /**
  * Waits until the apiserver's authorizer allows `attrs` to the ServiceAccount (a
- * SubjectAccessReview, polled every 100 ms for up to 10 s): the RBAC authorizer sees a new
+ * SubjectAccessReview, polled every 100 ms for up to 60 s): the RBAC authorizer sees a new
  * binding through its informers, a moment after the create returns.
  */
 async function allowed(admin: KubeTransport, attrs: ResourceAttributes): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const review = await admin.request<{ status?: { allowed?: boolean } }>({
       method: 'POST',

@@ -132,7 +132,7 @@ export async function startOperatorProcess(
         `the shipped RBAC (api/rbac.ts) refused ${refused.length} request(s) of the operator:\n${refused.slice(0, 5).join('\n')}`,
       );
   };
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${stderr}`);
     const ok = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
@@ -140,7 +140,7 @@ export async function startOperatorProcess(
       () => false,
     );
     if (ok) break;
-    if (Date.now() > deadline) throw new Error(`operator not ready in 30 s: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`operator not ready in 120 s: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

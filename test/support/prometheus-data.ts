@@ -130,7 +130,7 @@ export async function startDataPrometheus(features: readonly string[] = []): Pro
     rmSync(dir, { recursive: true, force: true });
     process.off('exit', onExit);
   };
-  for (const deadline = Date.now() + 30_000; ;) {
+  for (const deadline = Date.now() + 120_000; ;) {
     const ready = await fetch(`${url}/-/ready`).then(
       (r) => r.ok,
       () => false,
