@@ -110,14 +110,19 @@ test("PrometheusClient: every query carries Prometheus' own timeout, the client'
   const server = createServer((req, res) => {
     const params = new URL(req.url ?? '/', 'http://x').searchParams;
     seen.push(params);
-    res.writeHead(params.get('query') === 'slow' ? 503 : 200, { 'Content-Type': 'application/json' });
-    res.end(
-      JSON.stringify(
-        params.get('query') === 'slow'
-          ? { status: 'error', errorType: 'timeout', error: 'query timed out in expression evaluation' }
-          : { status: 'success', data: { resultType: 'scalar', result: [1, '7'] } },
-      ),
-    );
+    const answers: Record<string, [number, unknown]> = {
+      slow: [
+        503,
+        { status: 'error', errorType: 'timeout', error: 'query timed out in expression evaluation' },
+      ],
+      deadline: [422, { status: 'error', errorType: 'execution', error: 'context deadline exceeded' }],
+    };
+    const [code, body] = answers[params.get('query') ?? ''] ?? [
+      200,
+      { status: 'success', data: { resultType: 'scalar', result: [1, '7'] } },
+    ];
+    res.writeHead(code, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => {
@@ -138,11 +143,17 @@ test("PrometheusClient: every query carries Prometheus' own timeout, the client'
     assert.equal(seen.at(-1)?.get('timeout'), sent, `timeoutMs ${timeoutMs ?? 'default'}`);
     assert.equal(seen.at(-1)?.get('query'), 'vector(7)');
   }
-  const slow = await new PrometheusClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 2000 }).query('slow');
-  assert.deepEqual(slow, {
+  const client = new PrometheusClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 2000 });
+  assert.deepEqual(await client.query('slow'), {
     ok: false,
     reason: 'MetricsUnavailable',
     message:
       "timeout: query timed out in expression evaluation (Prometheus stopped it at the operator's 2s query timeout)",
+  });
+  assert.deepEqual(await client.query('deadline'), {
+    ok: false,
+    reason: 'MetricsUnavailable',
+    message:
+      "execution: context deadline exceeded (Prometheus stopped it at the operator's 2s query timeout)",
   });
 });

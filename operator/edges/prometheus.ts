@@ -176,9 +176,12 @@ export class PrometheusClient implements MetricReader {
       body = undefined;
     }
     const observation = parseQueryResponse(answer.status, body);
-    if (observation.ok || (body as PromResponse | undefined)?.errorType !== 'timeout') return observation;
+    const r = (typeof body === 'object' && body !== null ? body : {}) as PromResponse;
+    const stopped = r.errorType === 'timeout' || (r.error ?? '').includes('deadline exceeded');
+    if (observation.ok || !stopped) return observation;
     return {
-      ...observation,
+      ok: false,
+      reason: 'MetricsUnavailable',
       message: `${observation.message} (Prometheus stopped it at the operator's ${this.#timeoutMs / 1000}s query timeout)`,
     };
   }
