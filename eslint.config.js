@@ -25,6 +25,7 @@ const ROOMS = {
     'operator/runtime/',
     'api/kube/',
     'api/log.ts',
+    'api/log-once.ts',
     'api/full-gc.ts',
     { path: 'api/schema/common.ts', names: ['ObjectMeta'] },
   ],

@@ -10,6 +10,7 @@
 import { ConflictError } from '../../api/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
 import type { Logger } from '../../api/log.ts';
+import { LogOnce } from '../../api/log-once.ts';
 import type { ControllerMetrics, ReconcileResult } from './metrics.ts';
 import type { WorkQueue } from './workqueue.ts';
 import { IdleRelease } from './release.ts';
@@ -22,6 +23,14 @@ export function errorText(err: unknown): string {
   } catch {
     return 'unprintable error';
   }
+}
+
+/**
+ * The kind of a thrown error for grouping repeated log lines: its class name (a closed set:
+ * the classes of our code and Node's), `thrown` for a non-Error.
+ */
+function errorKind(err: unknown): string {
+  return err instanceof Error ? err.constructor.name : 'thrown';
 }
 
 /** What a reconcile asks the controller to do next. */
@@ -64,6 +73,7 @@ export interface ControllerOptions {
 export class Controller {
   readonly #o: ControllerOptions;
   readonly #release: IdleRelease;
+  readonly #failures = new LogOnce();
   #workers: Promise<void>[] = [];
 
   constructor(opts: ControllerOptions) {
@@ -105,9 +115,18 @@ export class Controller {
         const terminal = terminalFailure(err) !== undefined;
         metrics.reconciled(seconds(), 'error', { terminal, panic: isPanic(err) });
         const fields = { key, error: errorText(err), retries: queue.retries(key) };
-        if (terminal) log.error('reconcile failed; no retry can fix this, trying again later', fields);
-        else if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
-        else log.warn('reconcile failed, retrying', fields);
+        // One line per key and kind of error per minute: a task that keeps failing the same
+        // way retries with backoff without filling the log.
+        const once =
+          err instanceof ConflictError
+            ? { log: false as const }
+            : this.#failures.check(key, `${terminal ? 'terminal' : 'retry'}:${errorKind(err)}`);
+        const said =
+          once.log && once.suppressed > 0 ? { ...fields, repeatedSinceLastLine: once.suppressed } : fields;
+        if (err instanceof ConflictError) log.debug('reconcile conflict, retrying', fields);
+        else if (!once.log) log.debug('reconcile failed again, retrying', fields);
+        else if (terminal) log.error('reconcile failed; no retry can fix this, trying again later', said);
+        else log.warn('reconcile failed, retrying', said);
         if (terminal) {
           queue.forget(key);
           queue.addAfter(key, this.#o.terminalRetryMs ?? TERMINAL_RETRY_MS);
