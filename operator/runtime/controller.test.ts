@@ -92,3 +92,36 @@ test('Controller: the idle release hears of every reconcile, and of the queue go
   await controller.stop();
   assert.deepEqual(told, [false, false, true], 'one worker: idle only after the last key');
 });
+
+test('Controller: a key that keeps failing the same way is logged once a minute, every failure counted', async () => {
+  const registry = new Registry();
+  const queue = new WorkQueue({ limiter: new RateLimiter({ qps: 1000, burst: 1000 }) });
+  const lines: { level: string; msg: string; key?: string }[] = [];
+  let calls = 0;
+  const controller = new Controller({
+    queue,
+    reconcile: (key) => {
+      calls++;
+      return Promise.reject(new Error(`${key} cannot be read`));
+    },
+    metrics: controllerMetrics(registry, 'test'),
+    log: createLogger('test', {
+      level: 'debug',
+      write: (l) => void lines.push(JSON.parse(l) as { level: string; msg: string }),
+    }),
+    maxConcurrentReconciles: 1,
+  });
+  queue.add('demo/a');
+  controller.start();
+  const deadline = Date.now() + 30_000;
+  while (calls < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await controller.stop();
+  assert.ok(calls >= 5, `retried with backoff: ${calls}`);
+  const warned = lines.filter((l) => l.level === 'warn');
+  assert.deepEqual(
+    warned.map((l) => [l.msg, l.key]),
+    [['reconcile failed, retrying', 'demo/a']],
+    'one warning for the key',
+  );
+  assert.equal(lines.filter((l) => l.msg === 'reconcile failed again, retrying').length, calls - 1);
+});
