@@ -132,7 +132,7 @@ function remembered(key: string, compute: () => Confinement): Confinement {
  * of a converge's CPU (npm run bench -- peer, profiled).
  */
 export function confineQuery(query: string, namespace: string, bounds?: QueryBounds): Confinement {
-  const key = `${bounds ? `${bounds.maxRangeMs}/${bounds.minResolutionMs}` : '-'}\n${namespace}\n${query}`;
+  const key = `confine ${bounds ? `${bounds.maxRangeMs}/${bounds.minResolutionMs}` : '-'}\n${namespace}\n${query}`;
   return remembered(key, () => confine(query, namespace, bounds));
 }
 
@@ -143,7 +143,7 @@ export function confineQuery(query: string, namespace: string, bounds?: QueryBou
  * when it costs more than `bounds` allow. Pure; memoized with confineQuery's results.
  */
 export function boundQuery(query: string, bounds: QueryBounds): Confinement {
-  return remembered(`${bounds.maxRangeMs}/${bounds.minResolutionMs}\n\n${query}`, () =>
+  return remembered(`bound ${bounds.maxRangeMs}/${bounds.minResolutionMs}\n${query}`, () =>
     confine(query, undefined, bounds),
   );
 }

@@ -105,6 +105,9 @@ test('boundQuery: comments go, so Prometheus runs what was checked', () => {
   assert.equal(boundQuery('c[5m', B).ok, false);
   const refused = boundQuery('c{', B);
   assert.equal(refused.ok ? 'ok' : refused.reason, 'QueryRefused');
+  // The two share a memo, never an answer: an invalid namespace is refused whatever boundQuery said.
+  assert.equal(boundQuery('c', B).ok, true);
+  assert.equal(confineQuery('c', '', B).ok, false);
 });
 
 /** A query in the model: its text, the widest window it reads and the finest subquery step in it. */
