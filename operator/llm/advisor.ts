@@ -7,7 +7,8 @@
 // loopback), and reads at most `maxResponseBytes` of the answer (protocol.ts). A server that
 // refuses a request field by name — a token-limit field, the temperature, a structured-output
 // format — is asked again without it, within the same call and timeout (request-shape.ts),
-// and the shape it accepted is kept for that endpoint (for a bounded number of endpoints).
+// and the shape it accepted is kept for that endpoint, model and namespace, for 10 min (for a
+// bounded number of keys; ShapeMemory), so one tenant's model never lowers another's requests.
 // Each call that goes out is measured (model, latency, the tokens the server reports) for the
 // decision record and the metrics. It never throws: every problem is a fallback with a
 // specific reason, and the rules decide.
@@ -16,15 +17,13 @@ import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBounded } from '../runtime/bounded-body.ts';
 import {
   breakerKey,
-  DEFAULT_MAX_ENDPOINTS,
   endpointAllowed,
   keyTransportRefusal,
-  LruMap,
   type AllowRule,
   type CallBudget,
   type CircuitBreaker,
 } from './policy.ts';
-import { adjustShape, chatRequest, initialShape, MAX_ATTEMPTS, type RequestShape } from './request-shape.ts';
+import { adjustShape, chatRequest, initialShape, MAX_ATTEMPTS, ShapeMemory } from './request-shape.ts';
 import {
   DEFAULT_MAX_COMPLETION_TOKENS,
   parseCompletion,
@@ -86,13 +85,14 @@ const BUDGET_NAMES = { task: 'per-AITask', namespace: 'per-namespace', global: '
 /** Asks an LLM for advice within the operator's limits. */
 export class Advisor {
   readonly #o: AdvisorOptions;
-  readonly #initial: RequestShape;
-  /** The request shape each endpoint last accepted or was adjusted to (DEFAULT_MAX_ENDPOINTS kept). */
-  readonly #shapes = new LruMap<string, RequestShape>(DEFAULT_MAX_ENDPOINTS);
+  /** The request shape each endpoint, model and namespace was adjusted to (breakerKey; ShapeMemory's bounds). */
+  readonly #shapes: ShapeMemory;
 
   constructor(opts: AdvisorOptions) {
     this.#o = opts;
-    this.#initial = initialShape(opts.maxCompletionTokens ?? DEFAULT_MAX_COMPLETION_TOKENS, opts.temperature);
+    this.#shapes = new ShapeMemory(
+      initialShape(opts.maxCompletionTokens ?? DEFAULT_MAX_COMPLETION_TOKENS, opts.temperature),
+    );
   }
 
   /** Advice for the AITask `key` in `ctx`, or why there is none. Never throws. */
@@ -139,7 +139,7 @@ export class Advisor {
     const timeoutMs =
       llm.timeoutSeconds !== undefined ? llm.timeoutSeconds * 1000 : (o.defaultTimeoutMs ?? 10_000);
     const started = performance.now();
-    const answer = await this.#call(endpoint, apiKey, model, ctx, timeoutMs);
+    const answer = await this.#call(endpoint, apiKey, model, circuit, ctx, timeoutMs);
     const call: v2.DecisionLLMCall = {
       model,
       latencyMs: Math.round(performance.now() - started),
@@ -155,6 +155,7 @@ export class Advisor {
     endpoint: string,
     apiKey: string | undefined,
     model: string,
+    shapeKey: string,
     ctx: AdviceContext,
     timeoutMs: number,
   ): Promise<
@@ -165,7 +166,8 @@ export class Advisor {
     const maxBytes = this.#o.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const failed = (reason: LLMFailureReason, message: string) =>
       ({ kind: 'failed', failure: fallback(reason, message) }) as const;
-    let shape = this.#shapes.get(endpoint) ?? this.#initial;
+    const now = this.#o.now ?? Date.now;
+    let shape = this.#shapes.shape(shapeKey, now());
     let status = 0;
     let text = '';
     // At most one retry per refused field: token-limit names, temperature, each format step.
@@ -200,7 +202,7 @@ export class Advisor {
       if (next === undefined) break;
       shape = next;
     }
-    this.#shapes.set(endpoint, shape);
+    this.#shapes.learn(shapeKey, shape, now());
     return { kind: 'done', status, text };
   }
 }

@@ -158,6 +158,11 @@ export class LruMap<K, V> {
     }
   }
 
+  /** Removes `key`, if present. */
+  delete(key: K): void {
+    this.#map.delete(key);
+  }
+
   /** Number of entries. */
   get size(): number {
     return this.#map.size;
@@ -170,9 +175,10 @@ export class LruMap<K, V> {
 }
 
 /**
- * Endpoint and model pairs the circuit breaker (and endpoints the advisor's request shapes)
- * remember at most: 1,000. Allow-list rules may match unboundedly many URLs, and AITask specs name them,
- * so without a bound a tenant could grow the operator's memory by naming new ones.
+ * Keys the circuit breaker and the advisor's learned request shapes (each by endpoint, model
+ * and namespace) remember at most: 1,000. Allow-list rules may match unboundedly many URLs,
+ * and AITask specs name them, so without a bound a tenant could grow the operator's memory by
+ * naming new ones.
  */
 export const DEFAULT_MAX_ENDPOINTS = 1000;
 

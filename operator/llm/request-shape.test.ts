@@ -1,13 +1,23 @@
 // The advisor against the local chat-completions stand-in with the accept rules of each kind
 // of server it meets (OpenAI with a reasoning model, an older vLLM, Ollama): the request it
 // sends first, how it asks again when a field is refused by name, what it remembers per
-// endpoint, and the Authorization header with and without a configured key.
+// endpoint, model and namespace and for how long, and the Authorization header with and
+// without a configured key.
 
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { after, describe, test } from 'node:test';
 import { Advisor, type AdvisorOptions } from './advisor.ts';
 import { adviceSchema } from './answer-schema.ts';
-import { adjustShape, initialShape, type RequestShape } from './request-shape.ts';
+import { breakerKey } from './policy.ts';
+import {
+  adjustShape,
+  initialShape,
+  SHAPE_TTL_MS,
+  ShapeMemory,
+  type AnswerFormat,
+  type RequestShape,
+} from './request-shape.ts';
 import { ADVICE, ADVICE_CONTEXT, llmServers, testAdvisor } from '../../test/support/llm-advisor.ts';
 import type { LLMServer, LLMServerOptions } from '../../test/support/llm-server.ts';
 
@@ -108,6 +118,117 @@ void test('adjustShape: which refusal changes what, table', () => {
   }
 });
 
+void test('ShapeMemory: what a key learned, for how long, and what other keys get, table', () => {
+  const initial = initialShape(200);
+  const lowered: RequestShape = { ...initial, format: 'none' };
+  const tokens: RequestShape = { ...initial, tokensField: 'max_tokens' };
+  const a = breakerKey('http://llm/v1/chat/completions', 'm', 'alice');
+  const m = breakerKey('http://llm/v1/chat/completions', 'm', 'mallory');
+  const other = breakerKey('http://llm/v1/chat/completions', 'other-model', 'mallory');
+  type Step =
+    readonly ['learn', string, RequestShape, number] | readonly ['shape', string, number, RequestShape];
+  const cases: [string, Step[]][] = [
+    ['nothing learned: initial', [['shape', a, 0, initial]]],
+    [
+      "mallory's lowered shape is hers alone: not alice's, not her other model's",
+      [
+        ['learn', m, lowered, 0],
+        ['shape', m, 1, lowered],
+        ['shape', a, 1, initial],
+        ['shape', other, 1, initial],
+      ],
+    ],
+    [
+      'forgotten at the TTL: the full shape is tried again',
+      [
+        ['learn', a, lowered, 0],
+        ['shape', a, SHAPE_TTL_MS - 1, lowered],
+        ['shape', a, SHAPE_TTL_MS, initial],
+      ],
+    ],
+    [
+      'the same shape used again keeps its learn time',
+      [
+        ['learn', a, lowered, 0],
+        ['learn', a, lowered, SHAPE_TTL_MS - 10],
+        ['shape', a, SHAPE_TTL_MS, initial],
+      ],
+    ],
+    [
+      'a newly lowered shape starts a new TTL',
+      [
+        ['learn', a, tokens, 0],
+        ['learn', a, lowered, SHAPE_TTL_MS - 10],
+        ['shape', a, SHAPE_TTL_MS, lowered],
+      ],
+    ],
+    [
+      'the initial shape accepted again clears the key',
+      [
+        ['learn', a, lowered, 0],
+        ['learn', a, initial, 5],
+        ['shape', a, 6, initial],
+      ],
+    ],
+  ];
+  for (const [name, steps] of cases) {
+    const memory = new ShapeMemory(initial);
+    for (const step of steps) {
+      if (step[0] === 'learn') memory.learn(step[1], step[2], step[3]);
+      else assert.deepEqual(memory.shape(step[1], step[2]), step[3], `${name}: ${step[1]} at ${step[2]}`);
+    }
+  }
+});
+
+void test('ShapeMemory (property): a key gets the initial shape or one it learned itself less than the TTL ago, as a model says when nothing is evicted; at most capacity keys', () => {
+  const initial = initialShape(100, 0.5);
+  const formats: AnswerFormat[] = ['json_schema', 'json_object_schema', 'json_object', 'none'];
+  const keys = Array.from({ length: 6 }, (_, i) => breakerKey('e', `m${i % 2}`, `ns${i % 3}`));
+  const shape = fc
+    .record({
+      format: fc.constantFrom(...formats),
+      tokensField: fc.constantFrom('both' as const, 'max_tokens' as const, 'max_completion_tokens' as const),
+    })
+    .map((r): RequestShape => ({ ...initial, ...r }));
+  const op = fc.record({
+    learn: fc.boolean(),
+    key: fc.constantFrom(...keys),
+    shape,
+    advanceMs: fc.integer({ min: 0, max: SHAPE_TTL_MS / 2 }),
+  });
+  const same = (a: RequestShape, b: RequestShape): boolean => JSON.stringify(a) === JSON.stringify(b);
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 8 }), (ops, capacity) => {
+      const memory = new ShapeMemory(initial, { capacity });
+      const model = new Map<string, { shape: RequestShape; at: number }>();
+      const history: { key: string; shape: RequestShape; at: number }[] = [];
+      let now = 0;
+      for (const o of ops) {
+        now += o.advanceMs;
+        if (o.learn) {
+          memory.learn(o.key, o.shape, now);
+          history.push({ key: o.key, shape: o.shape, at: now });
+          const known = model.get(o.key);
+          if (same(o.shape, initial)) model.delete(o.key);
+          else model.set(o.key, { shape: o.shape, at: known && same(known.shape, o.shape) ? known.at : now });
+          continue;
+        }
+        const got = memory.shape(o.key, now);
+        const entry = model.get(o.key);
+        const want = entry !== undefined && now - entry.at < SHAPE_TTL_MS ? entry.shape : initial;
+        if (want === initial) model.delete(o.key);
+        if (capacity >= keys.length) assert.deepEqual(got, want);
+        if (!same(got, initial))
+          assert.ok(
+            history.some((h) => h.key === o.key && same(h.shape, got) && now - h.at < SHAPE_TTL_MS),
+            `${o.key} got ${JSON.stringify(got)}, which it did not learn within the TTL`,
+          );
+        assert.ok(memory.size <= capacity);
+      }
+    }),
+  );
+});
+
 void describe('Advisor request shape', () => {
   void test('OpenAI (reasoning model): both token fields, then max_completion_tokens alone; the schema; no sampling parameters; Bearer key', async () => {
     const s = await server({ style: 'openai', apiKey: KEY });
@@ -178,6 +299,29 @@ void describe('Advisor request shape', () => {
     const r = await ask(advisor(), s);
     assert.equal(r.kind === 'fallback' ? r.reason : r.kind, 'LLMHTTPError');
     assert.equal(s.requests.length, 1);
+  });
+
+  void test('a refusal lowers the shape of that endpoint, model and namespace only, and for 10 min: another tenant, another model and a later call get the schema', async () => {
+    const s = await server({ style: 'lenient' });
+    let now = 1_000_000;
+    const a = advisor({ now: () => now });
+    const format = (i: number): unknown => body(s, i)['response_format'];
+    const call = (key: string, model: string) => a.advise(key, { endpoint: s.endpoint, model }, CTX);
+    s.reply({ status: 400, message: 'The model `response_format` does not exist' });
+    assert.equal((await call('mallory/t', 'response_format')).kind, 'fallback');
+    assert.equal(s.requests.length, 4, 'stepped down to no response_format');
+    s.reply({ json: ADVICE });
+    const schema = (i: number): boolean =>
+      (format(i) as { type?: string } | undefined)?.type === 'json_schema';
+    assert.equal((await call('alice/t', 'response_format')).kind, 'advice');
+    assert.ok(schema(4), "alice's call, same endpoint and model: still the schema");
+    assert.equal((await call('mallory/t', 'test-model')).kind, 'advice');
+    assert.ok(schema(5), "mallory's other model: still the schema");
+    await call('mallory/u', 'response_format');
+    assert.equal(format(6), undefined, 'the namespace and model that were refused: remembered');
+    now += SHAPE_TTL_MS;
+    await call('mallory/u', 'response_format');
+    assert.ok(schema(7), 'after 10 min the schema is tried again');
   });
 
   void test('a server refusing every format: one request per step down to none, then the fallback names the status, never the body', async () => {

@@ -11,9 +11,15 @@
 //   advisor tries them in that order (ANSWER_FORMATS), one step down each time a server
 //   refuses the field by name.
 // - a configured temperature, refused by some reasoning models.
-// The schema is adviceSchema's: the one the parser checks answers against. Pure.
+// The schema is adviceSchema's: the one the parser checks answers against.
+// What a server refused is remembered (ShapeMemory) per endpoint, model and namespace, for
+// SHAPE_TTL_MS: a model's refusal says nothing about another model on the same endpoint, and
+// a refusal seen on one tenant's call never lowers another tenant's requests (a tenant names
+// the model, and a model name can make a server's error text name `response_format`). Past
+// the TTL, or once evicted, the full shape is tried again. Pure.
 
 import { adviceSchema } from './answer-schema.ts';
+import { DEFAULT_MAX_ENDPOINTS, LruMap } from './policy.ts';
 import { systemPrompt, type AdviceContext } from './protocol.ts';
 
 /** Field(s) the completion-token limit is sent in; `both` until a server refuses one. */
@@ -133,3 +139,64 @@ export function adjustShape(status: number, body: string, shape: RequestShape): 
 
 /** Most requests one call may take: one refusal per token field, temperature and format step, plus the last. */
 export const MAX_ATTEMPTS = 2 + 1 + (ANSWER_FORMATS.length - 1) + 1;
+
+/** How long a learned shape is used before the full shape is tried again: 10 min, in ms. */
+export const SHAPE_TTL_MS = 600_000;
+
+/**
+ * The request shapes servers were adjusted to, by key (the advisor's: endpoint, model and the
+ * asking AITask's namespace, breakerKey), each used for `ttlMs` after it was learned (default
+ * SHAPE_TTL_MS) and at most `capacity` of them kept (default DEFAULT_MAX_ENDPOINTS), least
+ * recently used dropped first. A key with nothing learned, expired or dropped gets `initial`:
+ * forgetting only ever costs a call the retries that learn the shape again.
+ */
+export class ShapeMemory {
+  readonly #initial: RequestShape;
+  readonly #ttlMs: number;
+  readonly #shapes: LruMap<string, { readonly shape: RequestShape; readonly learnedAt: number }>;
+
+  constructor(initial: RequestShape, opts: { readonly ttlMs?: number; readonly capacity?: number } = {}) {
+    this.#initial = initial;
+    this.#ttlMs = opts.ttlMs ?? SHAPE_TTL_MS;
+    this.#shapes = new LruMap(opts.capacity ?? DEFAULT_MAX_ENDPOINTS);
+  }
+
+  /** The shape to send under `key` at `now` (ms): the one learned within the TTL, else the initial one. */
+  shape(key: string, now: number): RequestShape {
+    const learned = this.#shapes.get(key);
+    if (learned === undefined) return this.#initial;
+    if (now - learned.learnedAt < this.#ttlMs) return learned.shape;
+    this.#shapes.delete(key);
+    return this.#initial;
+  }
+
+  /**
+   * Records that `key`'s server ended a call at `now` (ms) in `shape`. A shape lowered during
+   * the call starts a new TTL; the same learned shape used again keeps its time (so it is
+   * retried from the top at the latest SHAPE_TTL_MS after it was learned); the initial shape
+   * clears the key.
+   */
+  learn(key: string, shape: RequestShape, now: number): void {
+    if (sameShape(shape, this.#initial)) {
+      this.#shapes.delete(key);
+      return;
+    }
+    const known = this.#shapes.get(key);
+    const learnedAt = known !== undefined && sameShape(known.shape, shape) ? known.learnedAt : now;
+    this.#shapes.set(key, { shape, learnedAt });
+  }
+
+  /** Keys remembered (at most the capacity). */
+  get size(): number {
+    return this.#shapes.size;
+  }
+}
+
+function sameShape(a: RequestShape, b: RequestShape): boolean {
+  return (
+    a.format === b.format &&
+    a.tokensField === b.tokensField &&
+    a.temperature === b.temperature &&
+    a.maxCompletionTokens === b.maxCompletionTokens
+  );
+}
