@@ -1,0 +1,135 @@
+// Attack: a false critical page. Anyone who reaches the webhook port can open TLS with a
+// client that does not trust its CA, and each such handshake counts as a certificate
+// rejection. A real Prometheus scrapes the operator as the shipped ServiceMonitor says and
+// evaluates the shipped rule group: after 20 strangers' handshakes (the rejections counted
+// and scraped), the AIOpsConversionCertificateRejected expression returns nothing, because
+// the operator checked the CRD's caBundle and it verifies the served certificate. Then the
+// caBundle is really broken (another CA) and a read at v1 fails: the expression returns a
+// series, so the alert still fires when the apiserver's conversions fail.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tls from 'node:tls';
+import { after, before, test } from 'node:test';
+import { CRD_NAME } from '../../api/schema/common.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
+import { startPrometheusWithConfig, type Prometheus } from '../../scripts/lib/prometheus.ts';
+import { alertDefs } from '../../scripts/monitoring/alerts.ts';
+import { jobName, serviceMonitor } from '../../scripts/monitoring/objects.ts';
+import { PATHS } from '../../scripts/olm/render.ts';
+import { scrapeConfig } from '../monitoring/scrape-config.ts';
+import { ROOT } from '../monitoring/tools.ts';
+import { eventually } from '../support/operator.ts';
+import { startStage, type Stage } from './stage.ts';
+
+let stage: Stage;
+let prometheus: Prometheus;
+const dir = mkdtempSync(join(tmpdir(), 'aiops-stranger-'));
+const job = jobName();
+const alert = alertDefs(job).find((a) => a.alert === 'AIOpsConversionCertificateRejected');
+
+before(async () => {
+  stage = await startStage(() => undefined);
+  const tokenFile = join(dir, 'token');
+  writeFileSync(tokenFile, stage.scraper.token);
+  prometheus = await startPrometheusWithConfig(
+    scrapeConfig(
+      serviceMonitor({ namespace: 'aiops-system' }),
+      {
+        service: job,
+        namespace: 'aiops-system',
+        pod: 'aiops-operator-0',
+        targets: { https: `127.0.0.1:${stage.operator.metricsPort}` },
+        tokenFile,
+      },
+      [join(ROOT, PATHS.rules)],
+    ),
+  );
+});
+after(async () => {
+  await prometheus.stop();
+  await stage.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
+  const res = await fetch(`${prometheus.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const body = (await res.json()) as {
+    status: string;
+    error?: string;
+    data?: { result?: { metric: Record<string, string>; value: [number, string] }[] };
+  };
+  if (body.status !== 'success') throw new Error(`${expr}: ${body.error ?? res.status}`);
+  return body.data?.result ?? [];
+}
+
+/** One stranger: a TLS handshake from 127.0.0.7 with a client that trusts no CA of ours; resolves when it ends. */
+function strangerHandshake(): Promise<void> {
+  return new Promise((resolve) => {
+    const s = tls.connect({
+      socket: net.connect({ host: '127.0.0.1', port: stage.webhook.port, localAddress: '127.0.0.7' }),
+      servername: 'localhost',
+    });
+    s.on('error', () => resolve());
+    s.on('secureConnect', () => {
+      s.destroy();
+      resolve();
+    });
+  });
+}
+
+test("strangers' handshakes do not move the certificate alert's expression", async () => {
+  assert.ok(alert, 'the shipped rule group has AIOpsConversionCertificateRejected');
+  for (let i = 0; i < 20; i++) await strangerHandshake();
+  await eventually(
+    'the rejections scraped and rising',
+    async () =>
+      (await query(`rate(aiops_conversion_certificate_rejections_total{job="${job}"}[1m]) > 0`)).length > 0 &&
+      (await query(`aiops_conversion_certificate_rejections_total{job="${job}"} >= 20`)).length > 0
+        ? true
+        : undefined,
+    60_000,
+  );
+  await eventually(
+    "the operator checked the CRD's caBundle after them, and the check was scraped",
+    async () =>
+      (await query(`aiops_conversion_ca_bundle_checks_total{job="${job}",result="trusted"} >= 1`)).length > 0
+        ? true
+        : undefined,
+    60_000,
+  );
+  assert.deepEqual(await query(alert.expr), [], 'the alert expression returns nothing');
+});
+
+test('a caBundle that does not verify the served certificate moves it', async () => {
+  assert.ok(alert);
+  const other = createServingCert(join(dir, 'other'));
+  const crds = new ResourceClient(stage.admin, CRD_RESOURCE);
+  await crds.patch(undefined, CRD_NAME, {
+    spec: {
+      conversion: { webhook: { clientConfig: { caBundle: Buffer.from(other.caPem).toString('base64') } } },
+    },
+  });
+  await stage.adminTasks.v2.create(stage.alice.namespace, {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'convert-me' },
+    spec: {
+      target: { kind: 'Deployment', name: 'app' },
+      trigger: { query: 'up', threshold: 1000 },
+      remediation: { action: 'Noop' },
+    },
+  });
+  await eventually(
+    'the alert expression returns a series while reads at v1 fail',
+    async () => {
+      await assert.rejects(stage.alice.tasksV1.get(stage.alice.namespace, 'convert-me'));
+      return (await query(alert.expr)).length > 0 ? true : undefined;
+    },
+    120_000,
+  );
+});
