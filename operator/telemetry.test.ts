@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createTelemetry, MAX_MODEL_LABELS, MODEL_OVERFLOW, modelLabel } from './telemetry.ts';
+import fc from 'fast-check';
+import {
+  createTelemetry,
+  MAX_MODEL_LABEL_CHARS,
+  MAX_MODEL_LABELS,
+  MODEL_OVERFLOW,
+  modelLabel,
+} from './telemetry.ts';
 
 test('modelLabel keeps the first MAX_MODEL_LABELS models and counts the rest under one label', () => {
   const seen = new Set<string>();
@@ -24,4 +31,15 @@ test('llmCall records latency by model and the tokens the server reported', asyn
   assert.match(text, /aiops_llm_call_duration_seconds_bucket\{le="0\.05",model="gpt-x"\} 1/);
   assert.match(text, /aiops_llm_tokens_total\{model="gpt-x",kind="prompt"\} 100/);
   assert.match(text, /aiops_llm_tokens_total\{model="gpt-x",kind="completion"\} 20/);
+});
+
+test('property: whatever models the specs name, the model label takes at most MAX_MODEL_LABELS + 1 values, none longer than MAX_MODEL_LABEL_CHARS', () => {
+  fc.assert(
+    fc.property(fc.array(fc.string({ maxLength: 300 }), { maxLength: 200 }), (models) => {
+      const seen = new Set<string>();
+      const labels = new Set(models.map((m) => modelLabel(m, seen)));
+      assert.ok(labels.size <= MAX_MODEL_LABELS + 1);
+      for (const l of labels) assert.ok(l.length <= MAX_MODEL_LABEL_CHARS);
+    }),
+  );
 });

@@ -31,10 +31,17 @@ export const MAX_MODEL_LABELS = 20;
 /** The `model` label of calls past MAX_MODEL_LABELS distinct models. */
 export const MODEL_OVERFLOW = '_other';
 
-/** The label for `model`, given the models already labelled (`seen`, updated); pure but for `seen`. */
+/** Longest model name kept as a `model` label value (characters): 128; longer ones are MODEL_OVERFLOW. */
+export const MAX_MODEL_LABEL_CHARS = 128;
+
+/**
+ * The label for `model`, given the models already labelled (`seen`, updated); pure but for
+ * `seen`. At most `max` distinct values, each at most MAX_MODEL_LABEL_CHARS long; the rest are
+ * MODEL_OVERFLOW, so the label's values are a closed set whatever the specs name.
+ */
 export function modelLabel(model: string, seen: Set<string>, max: number = MAX_MODEL_LABELS): string {
   if (seen.has(model)) return model;
-  if (seen.size >= max) return MODEL_OVERFLOW;
+  if (seen.size >= max || model.length > MAX_MODEL_LABEL_CHARS) return MODEL_OVERFLOW;
   seen.add(model);
   return model;
 }
