@@ -1,6 +1,6 @@
 // Attack: a false critical page. Anyone who reaches the webhook port can open TLS with a
-// client that does not trust its CA, and each such handshake counts as a certificate
-// rejection. A real Prometheus scrapes the operator as the shipped ServiceMonitor says and
+// client that does not trust its CA (curl, as in any pod), and each such handshake counts as
+// a certificate rejection. A real Prometheus scrapes the operator as the shipped ServiceMonitor says and
 // evaluates the shipped rule group: after 20 strangers' handshakes (the rejections counted
 // and scraped), the AIOpsConversionCertificateRejected expression returns nothing, because
 // the operator checked the CRD's caBundle and it verifies the served certificate. Then the
@@ -8,11 +8,10 @@
 // series, so the alert still fires when the apiserver's conversions fail.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as tls from 'node:tls';
 import { after, before, test } from 'node:test';
 import { CRD_NAME } from '../../api/schema/common.ts';
 import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
@@ -67,18 +66,24 @@ async function query(expr: string): Promise<{ metric: Record<string, string>; va
   return body.data?.result ?? [];
 }
 
-/** One stranger: a TLS handshake from 127.0.0.7 with a client that trusts no CA of ours; resolves when it ends. */
+/**
+ * One stranger: `curl` from 127.0.0.7 to the webhook, trusting only the system's CAs (as any
+ * pod's curl would), so OpenSSL ends the handshake with an unknown_ca alert; resolves when it exits.
+ */
 function strangerHandshake(): Promise<void> {
   return new Promise((resolve) => {
-    const s = tls.connect({
-      socket: net.connect({ host: '127.0.0.1', port: stage.webhook.port, localAddress: '127.0.0.7' }),
-      servername: 'localhost',
-    });
-    s.on('error', () => resolve());
-    s.on('secureConnect', () => {
-      s.destroy();
-      resolve();
-    });
+    execFile(
+      'curl',
+      [
+        '-sS',
+        '--max-time',
+        '10',
+        '--interface',
+        '127.0.0.7',
+        `https://127.0.0.1:${stage.webhook.port}/convert`,
+      ],
+      () => resolve(),
+    );
   });
 }
 
