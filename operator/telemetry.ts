@@ -3,9 +3,9 @@
 // requests, leader election), the process and Node.js series every Prometheus client exports
 // (process_*, nodejs_*, unprefixed), and our domain series (aiops_*): actions by type and
 // outcome, guardrail refusals, remediations in flight, AITasks Stalled, LLM circuit breakers
-// open, LLM calls by outcome, LLM call latency and tokens by model, status writes. README's
-// Metrics table lists them (metrics-doc.ts); the shipped alerts and dashboard read them
-// (scripts/monitoring/).
+// open, LLM calls by outcome, LLM call latency and tokens by model, status writes, evaluation
+// lateness. README's Metrics table lists them (metrics-doc.ts); the shipped alerts and
+// dashboard read them (scripts/monitoring/).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestResult } from '../api/kube/transport.ts';
@@ -45,6 +45,14 @@ export function modelLabel(model: string, seen: Set<string>, max: number = MAX_M
   seen.add(model);
   return model;
 }
+
+/**
+ * Buckets of aiops_evaluation_lateness_seconds, in seconds: 5 ms to 5 min, so an evaluation a
+ * whole 10 s interval late (the shortest intervalSeconds) still falls in a bucket below the top.
+ */
+export const LATENESS_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300,
+] as const;
 
 /** Every metric the operator exports, on its own registry: the controller's and its own. */
 export interface Telemetry {
@@ -128,11 +136,17 @@ export function createTelemetry(readings: Readings = {}, now?: () => number): Te
     labelNames: ['model', 'kind'],
     registers: [registry],
   });
+  const lateness = new Histogram({
+    name: 'aiops_evaluation_lateness_seconds',
+    help: "How late AITask evaluations start against their due time (the previous evaluation's end plus the requeue interval it asked for): timer and work queue delays together",
+    buckets: [...LATENESS_BUCKETS],
+    registers: [registry],
+  });
   const models = new Set<string>();
   return {
     registry,
     controller: controllerMetrics(registry, CONTROLLER_NAME),
-    queue: new WorkQueueMetrics(registry, CONTROLLER_NAME, now),
+    queue: new WorkQueueMetrics(registry, CONTROLLER_NAME, now, (s) => lateness.observe(s)),
     restClient: restClientMetrics(registry),
     leaderElection: leaderElectionMetrics(registry),
     llmCallDuration,

@@ -110,7 +110,7 @@ export class Controller {
         metrics.reconciled(seconds(), resultLabel(result));
         queue.forget(key);
         const after = result?.requeueAfterMs;
-        if (typeof after === 'number' && Number.isFinite(after)) queue.addAfter(key, Math.max(0, after));
+        if (typeof after === 'number' && Number.isFinite(after)) queue.requeueAfter(key, Math.max(0, after));
       } catch (err) {
         const terminal = terminalFailure(err) !== undefined;
         metrics.reconciled(seconds(), 'error', { terminal, panic: isPanic(err) });

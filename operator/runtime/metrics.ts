@@ -121,7 +121,8 @@ export function controllerMetrics(registry: Registry, controller: string): Contr
 /**
  * What the work queue reports (workqueue.ts), client-go's queue metrics hooks: `add` when a
  * key becomes dirty (queued, or waiting for its worker to finish), `get` when a worker takes
- * it, `done` when the worker is finished, `retry` for each delayed or rate-limited add, and
+ * it, `done` when the worker is finished, `retry` for each delayed or rate-limited add,
+ * `late` when a worker takes a key a requeue made due (seconds past its due time, ≥ 0), and
  * `shutDown` when the queue drops what it held.
  */
 export interface QueueObserver {
@@ -129,6 +130,7 @@ export interface QueueObserver {
   get(key: string): void;
   done(key: string): void;
   retry(): void;
+  late?(seconds: number): void;
   shutDown(): void;
 }
 
@@ -150,12 +152,22 @@ export class WorkQueueMetrics implements QueueObserver {
   readonly #latency: Histogram<'name' | 'controller'>;
   readonly #workDuration: Histogram<'name' | 'controller'>;
   readonly #retries: Counter<'name' | 'controller'>;
+  readonly #onLate: ((seconds: number) => void) | undefined;
 
-  /** Registers the workqueue_* series of the queue `name` on `registry`. */
-  constructor(registry: Registry, name: string, now: () => number = () => performance.now()) {
+  /**
+   * Registers the workqueue_* series of the queue `name` on `registry`; `onLate` is given
+   * each requeued key's lateness in seconds (QueueObserver's `late`; default: dropped).
+   */
+  constructor(
+    registry: Registry,
+    name: string,
+    now: () => number = () => performance.now(),
+    onLate?: (seconds: number) => void,
+  ) {
     const labels = { name, controller: name };
     this.#labels = labels;
     this.#now = now;
+    this.#onLate = onLate;
     const registers = [registry];
     const labelNames = ['name', 'controller'] as const;
     this.#depth = new Gauge({
@@ -251,6 +263,10 @@ export class WorkQueueMetrics implements QueueObserver {
 
   retry(): void {
     this.#retries.inc(this.#labels);
+  }
+
+  late(seconds: number): void {
+    this.#onLate?.(seconds);
   }
 
   shutDown(): void {

@@ -200,3 +200,35 @@ test('addEvent: a key already queued or due sooner takes no token', () => {
   assert.equal(q.depth, 2, 'the duplicate took no token: one second refilled one');
   q.shutDown();
 });
+
+test('a requeue reports how late its key was taken against the due time; other delays report nothing', async () => {
+  let now = 0;
+  const late: number[] = [];
+  const observer = {
+    add() {},
+    get() {},
+    done() {},
+    retry() {},
+    shutDown() {},
+    late: (s: number) => late.push(s),
+  };
+  const q = new WorkQueue({ now: () => now, observer });
+  q.requeueAfter('a', 1);
+  q.addAfter('b', 1);
+  const first = await q.get();
+  const second = await q.get();
+  assert.deepEqual([first, second].sort(), ['a', 'b']);
+  assert.equal(late.length, 1, 'only the requeued key reports');
+  q.done('a');
+  q.done('b');
+  q.requeueAfter('a', 1);
+  now = 250;
+  // Taken by a worker already waiting: the report comes at that hand-out, 250 ms past due at 1.
+  const waiting = q.get();
+  assert.equal(await waiting, 'a');
+  assert.deepEqual(
+    late.map((s) => Math.round(s * 1000)),
+    [0, 249],
+  );
+  q.shutDown();
+});

@@ -109,7 +109,9 @@ export class WorkQueue {
   #depth = 0;
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
-  readonly #timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  readonly #timers = new Map<string, { at: number; timer: NodeJS.Timeout; due: boolean }>();
+  /** Due times (ms) of keys a `requeueAfter` timer queued, until a worker takes them. */
+  readonly #due = new Map<string, number>();
   readonly #waiters: ((key: string | undefined) => void)[] = [];
   readonly #limiter: RateLimiter;
   readonly #buckets: NamespaceBuckets;
@@ -147,11 +149,20 @@ export class WorkQueue {
   #push(key: string): void {
     const waiter = this.#waiters.shift();
     if (waiter) {
-      this.#dirty.delete(key);
-      this.#processing.add(key);
-      this.#observer?.get(key);
+      this.#handOut(key);
       waiter(key);
     } else this.#enqueue(key);
+  }
+
+  /** Marks `key` in flight; tells the observer, and how late it is when a requeue was due. */
+  #handOut(key: string): void {
+    this.#dirty.delete(key);
+    this.#processing.add(key);
+    this.#observer?.get(key);
+    const due = this.#due.get(key);
+    if (due === undefined) return;
+    this.#due.delete(key);
+    this.#observer?.late?.(Math.max(0, this.#now() - due) / 1000);
   }
 
   /**
@@ -164,7 +175,7 @@ export class WorkQueue {
     const namespace = namespaceOf(key);
     const pending = this.#timers.get(key);
     if (pending !== undefined && pending.at <= this.#now() + this.#buckets.wait(namespace)) return;
-    this.#addAfter(key, this.#buckets.reserve(namespace));
+    this.#addAfter(key, this.#buckets.reserve(namespace), false);
   }
 
   /**
@@ -174,10 +185,22 @@ export class WorkQueue {
   addAfter(key: string, delayMs: number): void {
     if (this.#shuttingDown) return;
     this.#observer?.retry();
-    this.#addAfter(key, delayMs);
+    this.#addAfter(key, delayMs, false);
   }
 
-  #addAfter(key: string, delayMs: number): void {
+  /**
+   * `addAfter` for the next evaluation a reconcile asked for: when its timer queues the key,
+   * the observer is told at hand-out how late the worker took it against the due time
+   * (`late`, in seconds; timer and queue delays together). An earlier pending delay still
+   * wins, and then nothing is reported for it.
+   */
+  requeueAfter(key: string, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    this.#observer?.retry();
+    this.#addAfter(key, delayMs, true);
+  }
+
+  #addAfter(key: string, delayMs: number, due: boolean): void {
     if (this.#shuttingDown) return;
     if (delayMs <= 0) {
       this.add(key);
@@ -189,10 +212,11 @@ export class WorkQueue {
     if (pending) clearTimeout(pending.timer);
     const timer = setTimeout(() => {
       this.#timers.delete(key);
+      if (due) this.#due.set(key, at);
       this.add(key);
     }, delayMs);
     timer.unref();
-    this.#timers.set(key, { at, timer });
+    this.#timers.set(key, { at, timer, due });
   }
 
   /** Queues `key` after the limiter's delay for it (the retry path after an error). */
@@ -217,9 +241,7 @@ export class WorkQueue {
   get(): Promise<string | undefined> {
     const key = this.#dequeue();
     if (key !== undefined) {
-      this.#dirty.delete(key);
-      this.#processing.add(key);
-      this.#observer?.get(key);
+      this.#handOut(key);
       return Promise.resolve(key);
     }
     if (this.#shuttingDown) return Promise.resolve(undefined);
@@ -238,6 +260,7 @@ export class WorkQueue {
     this.#shuttingDown = true;
     for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
+    this.#due.clear();
     this.#queues.clear();
     this.#ring = new Fifo();
     this.#depth = 0;
