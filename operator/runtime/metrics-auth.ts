@@ -2,27 +2,46 @@
 // `filters.WithAuthenticationAndAuthorization` decides it: the request's bearer token goes to
 // a TokenReview, the user it names to a SubjectAccessReview for the non-resource URL and the
 // request's verb (`get` on `/metrics`, what the `aiops-metrics-reader` ClusterRole grants).
-// Anyone who reaches the port can send tokens, so results are cached by the token's SHA-256
-// in bounded maps (authentication 1 min, allowed 5 min, denied 30 s, as controller-runtime),
-// oversized headers are refused without a review, and at most MAX_REVIEWS_IN_FLIGHT reviews
-// run at once: beyond that the request is answered 429 and nothing reaches the apiserver.
+// Anyone who reaches the port can send tokens, so:
+// - results are cached by the token's SHA-256, never the token (authentication 1 min, allowed
+//   5 min, denied 30 s, as controller-runtime), in bounded maps that keep successes apart from
+//   failures: a flood of made-up tokens churns the failure maps and never evicts a success;
+// - a token that was granted once (the scraper's) stays known after its TTL and is reviewed
+//   again in a lane of its own (MAX_RENEWALS_IN_FLIGHT), so a flood never refuses it;
+// - every other review is paced per remote address (a token bucket, address-pacer.ts) and at
+//   most maxReviewsInFlight run at once: beyond either the request is answered 429 and nothing
+//   reaches the apiserver;
+// - oversized headers are refused without a review.
 
 import { createHash } from 'node:crypto';
 import type { KubeTransport } from '../../api/kube/transport.ts';
+import { AddressPacer } from './address-pacer.ts';
 
 /** What the filter answers: 200 lets the request through, anything else is sent as is. */
 export type MetricsAccess =
   | { readonly allowed: true; readonly user: string }
   | { readonly allowed: false; readonly code: 401 | 403 | 429 | 500; readonly message: string };
 
-/** TTLs and bounds (ms, entries), controller-runtime's where it has one. */
+/** TTLs (ms), bounds (entries, reviews) and paces, controller-runtime's where it has one. */
 export const METRICS_AUTH_LIMITS = {
   authenticatedTtlMs: 60_000,
   unauthenticatedTtlMs: 10_000,
   allowTtlMs: 300_000,
   denyTtlMs: 30_000,
+  /** Entries of each failure map and of the map of authenticated users not (yet) allowed. */
   cacheEntries: 1024,
+  /** Tokens granted once, kept (past their TTL too) so their reviews take the renewal lane. */
+  grantedEntries: 256,
+  /** Reviews in flight for tokens not granted before; the rest get 429. */
   maxReviewsInFlight: 8,
+  /** Reviews in flight for tokens granted before (the renewal lane). */
+  maxRenewalsInFlight: 4,
+  /** Reviews per second each remote address may cause for tokens not granted before, */
+  reviewsPerSecondPerAddress: 4,
+  /** ... and at most this many at once after a quiet spell. */
+  reviewBurstPerAddress: 8,
+  /** Remote addresses paced apart; beyond, new ones share one pace (address-pacer.ts). */
+  pacedAddresses: 4096,
   /** Longest Authorization header looked at; the apiserver's own tokens are well under 8 KiB. */
   maxHeaderBytes: 8192,
 } as const;
@@ -46,8 +65,8 @@ interface SubjectAccessReview {
   readonly status?: { readonly allowed?: boolean; readonly reason?: string };
 }
 
-/** A map of at most `max` entries that expire; the oldest insert goes first when full. */
-class ExpiringCache<V> {
+/** A map of at most `max` entries, least recently set or read first out; expiry is the caller's. */
+class BoundedMap<V> {
   readonly #entries = new Map<string, { value: V; until: number }>();
   readonly #max: number;
 
@@ -55,8 +74,18 @@ class ExpiringCache<V> {
     this.#max = max;
   }
 
-  get(key: string, now: number): V | undefined {
+  /** The entry, fresh or not: `until` (ms) says which. */
+  get(key: string): { readonly value: V; readonly until: number } | undefined {
     const e = this.#entries.get(key);
+    if (e === undefined) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, e);
+    return e;
+  }
+
+  /** The value while fresh at `now`; a stale entry is dropped. */
+  fresh(key: string, now: number): V | undefined {
+    const e = this.get(key);
     if (e === undefined) return undefined;
     if (e.until > now) return e.value;
     this.#entries.delete(key);
@@ -72,35 +101,70 @@ class ExpiringCache<V> {
     this.#entries.set(key, { value, until });
   }
 
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
   get size(): number {
     return this.#entries.size;
   }
 }
 
+/** Which reviews a request may cause: a token granted before renews, any other is a stranger's. */
+type Lane = { readonly kind: 'renewal' } | { readonly kind: 'stranger'; readonly address: string };
+
 /** Decides access to the metrics endpoint by TokenReview and SubjectAccessReview (see the header). */
 export class MetricsAuthorizer {
   readonly #transport: KubeTransport;
   readonly #now: () => number;
-  readonly #users = new ExpiringCache<ReviewedUser | string>(METRICS_AUTH_LIMITS.cacheEntries);
-  readonly #decisions = new ExpiringCache<boolean>(METRICS_AUTH_LIMITS.cacheEntries);
-  #inFlight = 0;
+  readonly #granted = new BoundedMap<ReviewedUser>(METRICS_AUTH_LIMITS.grantedEntries);
+  readonly #authenticated = new BoundedMap<ReviewedUser>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #unauthenticated = new BoundedMap<string>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #allowed = new BoundedMap<true>(METRICS_AUTH_LIMITS.grantedEntries);
+  readonly #denied = new BoundedMap<true>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #pacer = new AddressPacer({
+    ratePerSecond: METRICS_AUTH_LIMITS.reviewsPerSecondPerAddress,
+    burst: METRICS_AUTH_LIMITS.reviewBurstPerAddress,
+    addresses: METRICS_AUTH_LIMITS.pacedAddresses,
+  });
+  readonly #inFlight = { renewal: 0, stranger: 0 };
 
   constructor(transport: KubeTransport, now: () => number = Date.now) {
     this.#transport = transport;
     this.#now = now;
   }
 
-  /** Cached users and decisions, for the tests of the bounds. */
-  get cached(): { readonly users: number; readonly decisions: number } {
-    return { users: this.#users.size, decisions: this.#decisions.size };
+  /** Entries of each cache and paced addresses, for the tests of the bounds. */
+  get cached(): {
+    readonly granted: number;
+    readonly authenticated: number;
+    readonly unauthenticated: number;
+    readonly allowed: number;
+    readonly denied: number;
+    readonly addresses: number;
+  } {
+    return {
+      granted: this.#granted.size,
+      authenticated: this.#authenticated.size,
+      unauthenticated: this.#unauthenticated.size,
+      allowed: this.#allowed.size,
+      denied: this.#denied.size,
+      addresses: this.#pacer.size,
+    };
   }
 
   /**
-   * The access of a request with `authorization` (its Authorization header) to `path` with
-   * HTTP `method`. Review failures (apiserver unreachable, refused) answer 500 and are not
-   * cached, so the next scrape asks again.
+   * The access of a request from `remote` (the peer's IP address; default '', one pace for
+   * all callers that give none) with `authorization` (its Authorization header) to `path`
+   * with HTTP `method`. Review failures (apiserver unreachable, refused) answer 500 and are
+   * not cached, so the next scrape asks again; a review refused by pace or slots answers 429.
    */
-  async check(authorization: string | undefined, method: string, path: string): Promise<MetricsAccess> {
+  async check(
+    authorization: string | undefined,
+    method: string,
+    path: string,
+    remote = '',
+  ): Promise<MetricsAccess> {
     if (authorization === undefined || authorization.length === 0)
       return { allowed: false, code: 401, message: 'Unauthorized: no bearer token' };
     if (Buffer.byteLength(authorization) > METRICS_AUTH_LIMITS.maxHeaderBytes)
@@ -110,10 +174,12 @@ export class MetricsAuthorizer {
     const token = m[1] ?? '';
     const key = createHash('sha256').update(token).digest('hex');
     const verb = method.toLowerCase();
+    const lane: Lane =
+      this.#granted.get(key) !== undefined ? { kind: 'renewal' } : { kind: 'stranger', address: remote };
     try {
-      const user = await this.#authenticate(key, token);
+      const user = await this.#authenticate(key, token, lane);
       if (typeof user === 'string') return { allowed: false, code: 401, message: `Unauthorized: ${user}` };
-      const allowed = await this.#authorize(`${key} ${verb} ${path}`, user, verb, path);
+      const allowed = await this.#authorize(key, `${key} ${verb} ${path}`, user, verb, path, lane);
       return allowed
         ? { allowed: true, user: user.username }
         : {
@@ -127,33 +193,46 @@ export class MetricsAuthorizer {
     }
   }
 
-  async #authenticate(key: string, token: string): Promise<ReviewedUser | string> {
+  async #authenticate(key: string, token: string, lane: Lane): Promise<ReviewedUser | string> {
     const now = this.#now();
-    const cached = this.#users.get(key, now);
-    if (cached !== undefined) return cached;
-    const review = await this.#review<TokenReview>('/apis/authentication.k8s.io/v1/tokenreviews', {
+    const granted = this.#granted.get(key);
+    if (granted !== undefined && granted.until > now) return granted.value;
+    const known = granted === undefined ? this.#authenticated.fresh(key, now) : undefined;
+    if (known !== undefined) return known;
+    const refused = granted === undefined ? this.#unauthenticated.fresh(key, now) : undefined;
+    if (refused !== undefined) return refused;
+    const review = await this.#review<TokenReview>(lane, '/apis/authentication.k8s.io/v1/tokenreviews', {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenReview',
       spec: { token },
     });
     const status = review.status;
-    const user =
-      status?.authenticated === true && status.user !== undefined
-        ? status.user
-        : 'the token is not valid for this cluster';
-    const ttl =
-      typeof user === 'string'
-        ? METRICS_AUTH_LIMITS.unauthenticatedTtlMs
-        : METRICS_AUTH_LIMITS.authenticatedTtlMs;
-    this.#users.set(key, user, now + ttl);
-    return user;
+    const until = this.#now();
+    if (status?.authenticated === true && status.user !== undefined) {
+      const user = status.user;
+      if (granted !== undefined) this.#granted.set(key, user, until + METRICS_AUTH_LIMITS.authenticatedTtlMs);
+      else this.#authenticated.set(key, user, until + METRICS_AUTH_LIMITS.authenticatedTtlMs);
+      return user;
+    }
+    const reason = 'the token is not valid for this cluster';
+    this.#granted.delete(key);
+    this.#unauthenticated.set(key, reason, until + METRICS_AUTH_LIMITS.unauthenticatedTtlMs);
+    return reason;
   }
 
-  async #authorize(key: string, user: ReviewedUser, verb: string, path: string): Promise<boolean> {
+  async #authorize(
+    key: string,
+    decision: string,
+    user: ReviewedUser,
+    verb: string,
+    path: string,
+    lane: Lane,
+  ): Promise<boolean> {
     const now = this.#now();
-    const cached = this.#decisions.get(key, now);
-    if (cached !== undefined) return cached;
+    if (this.#allowed.fresh(decision, now) === true) return true;
+    if (this.#denied.fresh(decision, now) === true) return false;
     const review = await this.#review<SubjectAccessReview>(
+      lane,
       '/apis/authorization.k8s.io/v1/subjectaccessreviews',
       {
         apiVersion: 'authorization.k8s.io/v1',
@@ -167,25 +246,39 @@ export class MetricsAuthorizer {
         },
       },
     );
-    const allowed = review.status?.allowed === true;
-    this.#decisions.set(
-      key,
-      allowed,
-      now + (allowed ? METRICS_AUTH_LIMITS.allowTtlMs : METRICS_AUTH_LIMITS.denyTtlMs),
-    );
-    return allowed;
+    const at = this.#now();
+    const authn = this.#granted.get(key) ?? this.#authenticated.get(key);
+    const authnUntil = authn?.until ?? at + METRICS_AUTH_LIMITS.authenticatedTtlMs;
+    if (review.status?.allowed === true) {
+      this.#allowed.set(decision, true, at + METRICS_AUTH_LIMITS.allowTtlMs);
+      this.#authenticated.delete(key);
+      this.#granted.set(key, user, authnUntil);
+      return true;
+    }
+    this.#denied.set(decision, true, at + METRICS_AUTH_LIMITS.denyTtlMs);
+    if (this.#granted.get(key) !== undefined) {
+      this.#granted.delete(key);
+      this.#authenticated.set(key, user, authnUntil);
+    }
+    return false;
   }
 
-  async #review<T>(path: string, body: unknown): Promise<T> {
-    if (this.#inFlight >= METRICS_AUTH_LIMITS.maxReviewsInFlight)
+  async #review<T>(lane: Lane, path: string, body: unknown): Promise<T> {
+    const limit =
+      lane.kind === 'renewal'
+        ? METRICS_AUTH_LIMITS.maxRenewalsInFlight
+        : METRICS_AUTH_LIMITS.maxReviewsInFlight;
+    if (this.#inFlight[lane.kind] >= limit)
+      throw new Busy(`Too Many Requests: ${limit} token or access reviews in flight`);
+    if (lane.kind === 'stranger' && !this.#pacer.take(lane.address, this.#now()))
       throw new Busy(
-        `Too Many Requests: ${METRICS_AUTH_LIMITS.maxReviewsInFlight} token or access reviews in flight`,
+        `Too Many Requests: reviews caused by one address are paced to ${METRICS_AUTH_LIMITS.reviewsPerSecondPerAddress}/s`,
       );
-    this.#inFlight++;
+    this.#inFlight[lane.kind]++;
     try {
       return await this.#transport.request<T>({ method: 'POST', path, body, timeoutMs: 10_000 });
     } finally {
-      this.#inFlight--;
+      this.#inFlight[lane.kind]--;
     }
   }
 }

@@ -36,11 +36,12 @@ export interface SecureMetrics {
   readonly pair: CertPair;
   /** Calls `apply` with each new pair (a rotated certificate); returns how to stop watching. Default: none. */
   readonly watch?: (apply: (pair: CertPair) => void) => () => void;
-  /** Who may read /metrics (metrics-auth.ts). */
+  /** Who may read /metrics (metrics-auth.ts); `remote` is the peer's IP address, which reviews are paced by. */
   readonly authorize: (
     authorization: string | undefined,
     method: string,
     path: string,
+    remote: string,
   ) => Promise<MetricsAccess>;
 }
 
@@ -66,10 +67,12 @@ function handler(p: Probes, serves: Serves, secure?: SecureMetrics): http.Reques
       else send(503, 'text/plain', 'caches not synced\n');
     } else if (serves === 'all' && path === '/metrics') metrics();
     else if (serves === 'metrics' && path === '/metrics' && secure !== undefined)
-      secure.authorize(req.headers.authorization, req.method ?? 'GET', path).then(
-        (access) => (access.allowed ? metrics() : send(access.code, 'text/plain', `${access.message}\n`)),
-        (err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`),
-      );
+      secure
+        .authorize(req.headers.authorization, req.method ?? 'GET', path, req.socket.remoteAddress ?? '')
+        .then(
+          (access) => (access.allowed ? metrics() : send(access.code, 'text/plain', `${access.message}\n`)),
+          (err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`),
+        );
     else if (serves === 'probes')
       send(
         404,

@@ -1,0 +1,92 @@
+// The per-address pace of reviews (address-pacer.ts): the burst then the rate for one address,
+// addresses paced apart, the bounded map that only drops refilled buckets, and the overflow
+// bucket new addresses share when every kept one is draining; property-checked against the
+// token-bucket bound.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { AddressPacer } from './address-pacer.ts';
+
+const LIMITS = { ratePerSecond: 4, burst: 8, addresses: 2 };
+
+/** How many of `n` takes by `address` at `now` went through. */
+function takes(p: AddressPacer, address: string, now: number, n: number): number {
+  let ok = 0;
+  for (let i = 0; i < n; i++) if (p.take(address, now)) ok++;
+  return ok;
+}
+
+test('AddressPacer: burst, rate, separate addresses, bounded map with an overflow bucket, table', () => {
+  const cases: [string, (p: AddressPacer) => void][] = [
+    ['a new address gets the burst at once', (p) => assert.equal(takes(p, 'a', 0, 20), 8)],
+    [
+      'then the rate: 4 a second, never more than the burst after a quiet spell',
+      (p) => {
+        takes(p, 'a', 0, 20);
+        assert.equal(takes(p, 'a', 250, 5), 1);
+        assert.equal(takes(p, 'a', 1250, 10), 4);
+        assert.equal(takes(p, 'a', 60_000, 20), 8);
+      },
+    ],
+    [
+      'another address keeps its own pace',
+      (p) => {
+        takes(p, 'a', 0, 20);
+        assert.equal(takes(p, 'b', 0, 20), 8);
+      },
+    ],
+    [
+      'map full of draining buckets: a new address shares the overflow bucket with the next',
+      (p) => {
+        takes(p, 'a', 0, 20);
+        takes(p, 'b', 0, 20);
+        assert.equal(takes(p, 'c', 0, 5), 5);
+        assert.equal(takes(p, 'd', 0, 20), 3, 'c and d share one burst');
+        assert.equal(p.size, 2);
+      },
+    ],
+    [
+      'the least recently touched bucket, once refilled, makes room for a new address',
+      (p) => {
+        takes(p, 'a', 0, 20);
+        takes(p, 'b', 1000, 20);
+        assert.equal(takes(p, 'c', 2000, 20), 8, 'a refilled by 2 s: dropped, c gets its own');
+        assert.equal(p.size, 2);
+        assert.equal(takes(p, 'b', 2000, 20), 4, 'b kept its own, half refilled');
+      },
+    ],
+  ];
+  for (const [name, run] of cases) {
+    try {
+      run(new AddressPacer(LIMITS));
+    } catch (err) {
+      throw new Error(`${name}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+});
+
+test('AddressPacer (property): within any run each address gets at most burst + rate x time, and all of them at most (addresses seen + 1) times that; at most `addresses` buckets', () => {
+  const op = fc.record({
+    address: fc.integer({ min: 0, max: 5 }),
+    advanceMs: fc.integer({ min: 0, max: 700 }),
+  });
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 300 }), fc.integer({ min: 1, max: 8 }), (ops, addresses) => {
+      const limits = { ratePerSecond: 3, burst: 5, addresses };
+      const p = new AddressPacer(limits);
+      const granted = new Map<number, number>();
+      let now = 0;
+      for (const o of ops) {
+        now += o.advanceMs;
+        if (p.take(`10.0.0.${o.address}`, now)) granted.set(o.address, (granted.get(o.address) ?? 0) + 1);
+        assert.ok(p.size <= addresses);
+      }
+      const bound = limits.burst + (limits.ratePerSecond * now) / 1000;
+      const total = [...granted.values()].reduce((a, b) => a + b, 0);
+      assert.ok(total <= (granted.size + 1) * bound, `${total} in ${now} ms`);
+      if (new Set(ops.map((o) => o.address)).size <= addresses)
+        for (const [address, n] of granted) assert.ok(n <= bound, `${address}: ${n} in ${now} ms`);
+    }),
+  );
+});
