@@ -316,7 +316,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
     { host: o.healthHost ?? o.bindAddress, port: o.healthPort },
     o.metricsSecure && o.metricsTLS !== undefined
-      ? { ...o.metricsTLS, authorize: (header, method, path) => authorizer.check(header, method, path) }
+      ? {
+          ...o.metricsTLS,
+          authorize: (header, method, path, remote) => authorizer.check(header, method, path, remote),
+        }
       : undefined,
   );
   if (o.prometheusUrl === undefined)
