@@ -72,7 +72,7 @@ async function holdCordon(t: { after: (fn: () => Promise<void>) => void }, prefi
     await c.nodes.delete(undefined, node).catch(() => undefined);
   });
   await c.tasks.create(ns, aitask('holder', 'web', ns, { action: 'CordonNode' }, { intervalSeconds: 10 }));
-  const op = await startOperatorProcess([`--namespace=${ns}`]);
+  const op = await startOperatorProcess([`--namespace=${ns}`, '--zap-log-level=debug']);
   t.after(async () => {
     await op.stop();
   });
@@ -193,14 +193,19 @@ test('an uncordon refused by a webhook that is down keeps the finalizer and is r
 
   const errors = await op.metric('controller_runtime_reconcile_errors_total');
   const retries = await op.metric('workqueue_retries_total');
+  // The first failure is a warning; the same failure again within a minute only a debug line.
+  const retried = new Set(['reconcile failed, retrying', 'reconcile failed again, retrying']);
+  const failures = () => op.logs.filter((l) => retried.has(String(l.msg)) && l.key === `${ns}/holder`);
   await c.tasks.delete(ns, 'holder');
-  await eventually('three failed cleanups of holder', async () =>
-    (await op.metric('controller_runtime_reconcile_errors_total')) >= errors + 3 ? true : undefined,
+  await eventually('three failed cleanups of holder, counted and logged', async () =>
+    (await op.metric('controller_runtime_reconcile_errors_total')) >= errors + 3 && failures().length >= 3
+      ? true
+      : undefined,
   );
   await stillHeld(held);
-  const failures = op.logs.filter((l) => l.msg === 'reconcile failed, retrying' && l.key === `${ns}/holder`);
-  assert.ok(failures.length >= 3, 'each failed cleanup is logged for retry');
-  assert.match(String(failures[0]?.error), /failed calling webhook "uncordon-down\.aiops\.example\.com"/);
+  assert.equal(failures()[0]?.level, 'warn');
+  for (const f of failures())
+    assert.match(String(f.error), /failed calling webhook "uncordon-down\.aiops\.example\.com"/);
   assert.ok(
     (await op.metric('workqueue_retries_total')) >= retries + 3,
     'each failure requeued the key with backoff',
