@@ -33,6 +33,7 @@ import { Resources, type Deployment, type Lease } from './runtime/kinds.ts';
 import { LeaderElector } from './runtime/leader.ts';
 import type { Logger } from '../api/log.ts';
 import { NO_PROMETHEUS, PrometheusClient } from './edges/prometheus.ts';
+import type { QueryBounds } from './decision/query-cost.ts';
 import { RateLimiter } from './runtime/ratelimit.ts';
 import { Reconciler } from './reconcile.ts';
 import { startServers, type SecureMetrics } from './runtime/server.ts';
@@ -67,6 +68,8 @@ export interface OperatorOptions {
    * selector; a query that cannot be confined is refused). Off only for single-tenant clusters.
    */
   readonly confineQueries: boolean;
+  /** Cost bounds on each `trigger.query` (`--max-query-range`, `--min-query-resolution`; default DEFAULT_QUERY_BOUNDS). */
+  readonly queryBounds?: QueryBounds;
   /** Share of nodes (percent) CordonNode may leave unschedulable. */
   readonly maxCordonedNodesPercent: number;
   /** Nodes the AITasks of one namespace may hold cordoned (0: only the share above). */
@@ -299,6 +302,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     defaultQuery: o.defaultQuery,
     allowCrossNamespace: o.allowCrossNamespace,
     confineQueries: o.confineQueries,
+    ...(o.queryBounds !== undefined ? { queryBounds: o.queryBounds } : {}),
     llmMaxTimeoutMs: o.llm.maxTimeoutMs,
   });
   const controller = new Controller({
