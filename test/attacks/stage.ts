@@ -62,7 +62,14 @@ export interface Stage {
   readonly nodes: ResourceClient<Node>;
   readonly prometheus: Prometheus;
   readonly exporter: Exporter;
+  /** The operator process now running (restartOperator replaces it). */
   readonly operator: OperatorProcess;
+  /**
+   * Stops the operator (SIGTERM) and starts it again as it was started, heap bound
+   * included; resolves once the new one answers /readyz. Throws if the old one's requests
+   * were refused by the shipped RBAC or the new one does not get ready.
+   */
+  restartOperator(): Promise<void>;
   /** The tenant that attacks. */
   readonly mallory: Tenant;
   /** A bystander tenant whose work must go on undisturbed. */
@@ -220,26 +227,28 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
     const scraper = { token: await scraperToken(admin), ca: certs.caPem };
     const mallory = await makeTenant(admin, cluster.kubeconfigPath, 'mallory', dir);
     const alice = await makeTenant(admin, cluster.kubeconfigPath, 'alice', dir);
-    const operator = await startOperatorProcess(
-      [
-        `--prometheus-url=${
-          opts.prometheusUserinfo === undefined
-            ? prometheus.url
-            : prometheus.url.replace('://', `://${opts.prometheusUserinfo}@`)
-        }`,
-        `--webhook-port=${webhookPort}`,
-        `--webhook-cert-dir=${certs.dir}`,
-        `--leader-election-namespace=${operatorNs}`,
-        `--metrics-cert-path=${certs.dir}`,
-        ...(opts.args ?? []),
-      ],
-      { AIOPS_CONFINE_QUERIES: 'true', AIOPS_METRICS_SECURE: 'true', POD_NAMESPACE: operatorNs },
-      {
-        kubeconfig: operatorKubeconfig,
-        metrics: scraper,
-        nodeArgs: [`--max-old-space-size=${HEAP_BOUND_MIB}`],
-      },
-    );
+    const start = (): Promise<OperatorProcess> =>
+      startOperatorProcess(
+        [
+          `--prometheus-url=${
+            opts.prometheusUserinfo === undefined
+              ? prometheus.url
+              : prometheus.url.replace('://', `://${opts.prometheusUserinfo}@`)
+          }`,
+          `--webhook-port=${webhookPort}`,
+          `--webhook-cert-dir=${certs.dir}`,
+          `--leader-election-namespace=${operatorNs}`,
+          `--metrics-cert-path=${certs.dir}`,
+          ...(opts.args ?? []),
+        ],
+        { AIOPS_CONFINE_QUERIES: 'true', AIOPS_METRICS_SECURE: 'true', POD_NAMESPACE: operatorNs },
+        {
+          kubeconfig: operatorKubeconfig,
+          metrics: scraper,
+          nodeArgs: [`--max-old-space-size=${HEAP_BOUND_MIB}`],
+        },
+      );
+    let operator = await start();
     stops.push(async () => {
       await operator.stop();
     });
@@ -249,7 +258,13 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       nodes: new ResourceClient<Node>(admin, Resources.nodes),
       prometheus,
       exporter,
-      operator,
+      get operator() {
+        return operator;
+      },
+      async restartOperator() {
+        await operator.stop();
+        operator = await start();
+      },
       mallory,
       alice,
       scraper,
