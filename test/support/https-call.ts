@@ -10,6 +10,8 @@ export interface HttpsCall {
   readonly method?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Buffer;
+  /** Loopback address the connection comes from (127.0.0.2, …: another peer); default the system's choice. */
+  readonly localAddress?: string;
 }
 
 /** Sends the request to `127.0.0.1:port` `path`; resolves with the status and the body, rejects on a connection error. */
@@ -30,6 +32,7 @@ export function httpsCall(
         servername: 'localhost',
         agent: false,
         headers: { ...call.headers },
+        ...(call.localAddress !== undefined ? { localAddress: call.localAddress } : {}),
       },
       (res) => {
         answered = true;
