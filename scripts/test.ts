@@ -7,9 +7,12 @@
 // At the end it names the ten slowest test files with their wall times (the runner's own,
 // recorded by scripts/test/file-times-reporter.ts).
 //
-// Usage: npm test [-- [--busy] FILE...]   (default: every *.test.ts outside node_modules and dist)
+// Usage: npm test [-- [--busy[=PREFIX,...]] FILE...]   (default: every *.test.ts outside
+//        node_modules and dist)
 //        --busy (or `npm run test:busy`): a process spins on every core for the whole run
 //        (scripts/test/cpu-hog.ts), so a test that holds only on an idle machine fails.
+//        --busy=PREFIX,...: the files whose path starts with a PREFIX run first beside the
+//        hog, then the others without it, on the same environment (what .ci/run does).
 // Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once), AIOPS_KEEP_CLUSTER=1 keeps the dir.
 // Interrupted (SIGINT, SIGTERM), it stops the CPU hog, every process the tests started, then
 // the environment, and exits 130 or 143.
@@ -23,17 +26,17 @@ import { fileURLToPath } from 'node:url';
 import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
 import { startEnvironment } from '../test/support/environment.ts';
+import { parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
 
-const busy = process.argv.includes('--busy');
-const args = process.argv.slice(2).filter((a) => a !== '--busy');
+const { files: args, busy: busyPrefixes } = parseTestArgs(process.argv.slice(2));
 const files = (
   args.length > 0
-    ? args
+    ? [...args]
     : globSync('**/*.test.ts', {
         cwd: root,
         exclude: (f) => f === 'node_modules' || f === 'dist' || f.startsWith('node_modules/'),
@@ -114,13 +117,8 @@ const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1
 });
 try {
   const concurrency = Number(process.env['AIOPS_TEST_CONCURRENCY'] ?? '2');
-  const serial = files.filter((f) => f.startsWith('test/real-node/'));
-  const parallel = files.filter((f) => !serial.includes(f));
-  if (busy) hog = startCpuHog();
-  say(
-    `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
-  );
-  // One id for both node:test processes, so what is built once per run is built once.
+  const isBusy = (f: string): boolean => runsBusy(busyPrefixes, f);
+  // One id for every node:test process, so what is built once per run is built once.
   const runId = `${process.pid}-${Date.now()}`;
   // Each node:test process leads a process group of its own, holding its test files and
   // every cluster, Prometheus and operator they start: interrupted (Ctrl-C, a CI timeout's
@@ -128,7 +126,7 @@ try {
   const groups: number[] = [];
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
-      say(`${signal}: stopping the test processes and the environment`);
+      say(`${signal}: stopping the CPU hog, the test processes and the environment`);
       void (hog?.stop() ?? Promise.resolve())
         .then(() => stopGroups(groups))
         .then(() => stopRealNodesSince(started))
@@ -159,18 +157,35 @@ try {
     if (run.pid !== undefined) groups.push(run.pid);
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   };
-  const codes = await Promise.all([
-    runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency, 'parallel'),
-    runFiles(serial, 1, 'real-node'),
-  ]);
-  code = codes.some((c) => c !== 0) ? 1 : 0;
+  /** Runs `group` (real-node files one at a time beside the others), beside the hog if `loaded`. */
+  const runPhase = async (group: readonly string[], loaded: boolean, label: string): Promise<number> => {
+    if (group.length === 0) return 0;
+    const serial = group.filter((f) => f.startsWith('test/real-node/'));
+    const parallel = group.filter((f) => !serial.includes(f));
+    if (loaded) hog = startCpuHog();
+    say(
+      `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
+    );
+    const codes = await Promise.all([
+      runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency, `${label}-parallel`),
+      runFiles(serial, 1, `${label}-real-node`),
+    ]);
+    await hog?.stop();
+    hog = undefined;
+    return codes.some((c) => c !== 0) ? 1 : 0;
+  };
+  const busyCode = await runPhase(files.filter(isBusy), true, 'busy');
+  const quietCode = await runPhase(
+    files.filter((f) => !isBusy(f)),
+    false,
+    'quiet',
+  );
+  code = busyCode !== 0 || quietCode !== 0 ? 1 : 0;
 } finally {
   await hog?.stop();
   await env.stop();
 }
 for (const line of slowestReport(timesDir)) say(line);
 rmSync(timesDir, { recursive: true, force: true });
-say(
-  `${code === 0 ? 'passed' : 'failed'} in ${Math.round((Date.now() - started) / 1000)} s${busy ? ' (busy)' : ''}`,
-);
+say(`${code === 0 ? 'passed' : 'failed'} in ${Math.round((Date.now() - started) / 1000)} s`);
 process.exit(code);
