@@ -59,7 +59,7 @@ export interface ClusterOptions {
    */
   readonly olm?: boolean;
   readonly catalogDir?: string;
-  /** Deadline for the whole startup in ms. Default 60000 (240000 with a real node or OLM). */
+  /** Deadline for the whole startup in ms: one a loaded machine meets (a passing start ends as soon as it is ready). Default 180000 (360000 with a real node or OLM). */
   readonly timeoutMs?: number;
   /** Progress lines (default: none). */
   readonly log?: (line: string) => void;
@@ -90,7 +90,7 @@ export interface Cluster extends ClusterState {
    * Restarts kube-apiserver with the same binary, flags and port (etcd and the other
    * components keep running): SIGTERM (SIGKILL after 5 s), wait for exit, wait `downMs`
    * (default 0), start it again and resolve once /readyz answers 200 (deadline
-   * `timeoutMs`, default 60 000). `processes` then holds the new process. Only for a
+   * `timeoutMs`, default 180 000). `processes` then holds the new process. Only for a
    * cluster this process started (`startCluster`); an attached one throws.
    */
   restartApiserver(opts?: { readonly downMs?: number; readonly timeoutMs?: number }): Promise<void>;
@@ -173,7 +173,7 @@ function apiserverRestarter(
       await waitFor(
         'kube-apiserver /readyz after restart',
         async () => ok((await http.request('GET', '/readyz')).status),
-        { deadline: Date.now() + (opts.timeoutMs ?? 60_000), watch: [started] },
+        { deadline: Date.now() + (opts.timeoutMs ?? 180_000), watch: [started] },
       );
     } finally {
       http.close();
@@ -198,7 +198,7 @@ const ok = (status: number): true | undefined => (status === 200 ? true : undefi
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const t0 = Date.now();
-  let deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true || opts.olm === true ? 240_000 : 60_000));
+  let deadline = t0 + (opts.timeoutMs ?? (opts.realNode === true || opts.olm === true ? 360_000 : 180_000));
   const log = opts.log ?? ((): void => undefined);
   const binDir = opts.binDir ?? defaultBinDir();
   const missing = missingBinaries(binDir);
