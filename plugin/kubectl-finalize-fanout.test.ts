@@ -77,6 +77,9 @@ test('force-finalize on a status of thousands of made-up cordonedNodes: one node
   ]);
   const [notFoundAfter, getsAfter] = [await notFound(), await gets()];
 
+  t.diagnostic(
+    `${getsAfter - getsBefore} node GETs (${notFoundAfter - notFoundBefore} answered 404), ${dry.stdout.split('\n').length} lines`,
+  );
   assert.equal(dry.code, 0, dry.stderr);
   assert.match(dry.stdout, /Dry run: nothing changed/);
   assert.match(

@@ -35,7 +35,7 @@ after(async () => {
   await stopStage();
 });
 
-test('twenty breaching CordonNode tasks refused by a full cap list the nodes once per period, not once per evaluation', async () => {
+test('twenty breaching CordonNode tasks refused by a full cap list the nodes once per period, not once per evaluation', async (t) => {
   const ns = stage.mallory.namespace;
   const names = Array.from({ length: TASKS }, (_, i) => `c${i}`);
   for (const name of names) {
@@ -76,6 +76,9 @@ test('twenty breaching CordonNode tasks refused by a full cap list the nodes onc
   const [lists1, reconciles1] = [await lists(), await reconciles()];
   const periods = Math.ceil((Date.now() - start) / NODE_SNAPSHOT_MAX_AGE_MS);
   const nodeLists = lists1 - lists0;
+  t.diagnostic(
+    `${nodeLists} node LISTs and ${reconciles1 - reconciles0} reconciles over ${periods} periods (${Date.now() - start} ms)`,
+  );
   assert.ok(
     nodeLists <= periods + 2,
     `${nodeLists} node LISTs over ${periods} periods of ${NODE_SNAPSHOT_MAX_AGE_MS} ms while ${evaluations}+ evaluations were refused (at most one per period, plus two)`,
