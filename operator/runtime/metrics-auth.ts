@@ -7,7 +7,7 @@
 //   5 min, denied 30 s, as controller-runtime), in bounded maps that keep successes apart from
 //   failures: a flood of made-up tokens churns the failure maps and never evicts a success;
 // - a token that was granted once (the scraper's) stays known after its TTL and is reviewed
-//   again in a lane of its own (MAX_RENEWALS_IN_FLIGHT), so a flood never refuses it;
+//   again in a lane of its own (maxRenewalsInFlight), so a flood never refuses it;
 // - every other review is paced per remote address (a token bucket, address-pacer.ts) and at
 //   most maxReviewsInFlight run at once: beyond either the request is answered 429 and nothing
 //   reaches the apiserver;
@@ -36,9 +36,9 @@ export const METRICS_AUTH_LIMITS = {
   maxReviewsInFlight: 8,
   /** Reviews in flight for tokens granted before (the renewal lane). */
   maxRenewalsInFlight: 4,
-  /** Reviews per second each remote address may cause for tokens not granted before, */
+  /** Reviews per second each remote address may cause for tokens not granted before. */
   reviewsPerSecondPerAddress: 4,
-  /** ... and at most this many at once after a quiet spell. */
+  /** Reviews one remote address may cause at once after a quiet spell (its bucket's size). */
   reviewBurstPerAddress: 8,
   /** Remote addresses paced apart; beyond, new ones share one pace (address-pacer.ts). */
   pacedAddresses: 4096,
