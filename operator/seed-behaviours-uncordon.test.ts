@@ -264,10 +264,13 @@ test('an uncordon denied by an admission policy (422) marks the Terminating task
   });
   assert.match(stalled.message, new RegExp(`ValidatingAdmissionPolicy '${name}'.*uncordon held by the test`));
   assert.match(stalled.message, /when the spec changes/);
-  await stillHeld(held);
-  assert.ok(
-    op.logs.some((l) => l.msg === 'reconcile stalled; no retry can fix this' && l.key === `${ns}/holder`),
+  // The log line follows the status write: wait for it rather than expect it already read.
+  await eventually('the stalled reconcile logged', () =>
+    op.logs.some((l) => l.msg === 'reconcile stalled; no retry can fix this' && l.key === `${ns}/holder`)
+      ? true
+      : undefined,
   );
+  await stillHeld(held);
 
   await bindings.delete(undefined, name);
   await policies.delete(undefined, name);
