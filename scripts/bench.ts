@@ -3,7 +3,9 @@
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //
 // Usage: npm run bench [-- SECTION...]   sections: conversion, plugin, operator, memory, deployed, llm, peer (default: all);
-// memory-oversized runs only memory's measure of 1,500 AITasks with 250 KiB annotations.
+// memory-oversized runs only memory's measure of 1,500 AITasks with 250 KiB annotations;
+// steady (10,000 AITasks in steady state beside the Go peer, ~30 minutes on 2 cores) runs
+// only when named.
 
 import { startEnvironment } from '../test/support/environment.ts';
 import { bench as conversion } from '../test/bench/conversion.ts';
@@ -13,6 +15,7 @@ import { bench as memory } from '../test/bench/memory.ts';
 import { bench as deployed } from '../test/bench/deployed.ts';
 import { bench as llm } from '../test/bench/llm.ts';
 import { bench as peer } from '../test/bench/peer.ts';
+import { bench as steady } from '../test/bench/steady.ts';
 import type { Environment } from '../test/support/environment.ts';
 
 const sections: Record<string, (env: Environment) => Promise<void>> = {
@@ -27,6 +30,7 @@ const sections: Record<string, (env: Environment) => Promise<void>> = {
 /** Sections run only when named. */
 const named: Record<string, (env: Environment) => Promise<void>> = {
   'memory-oversized': (env) => memory(env, 'oversized'),
+  steady,
 };
 
 const wanted = process.argv.slice(2);

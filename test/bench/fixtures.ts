@@ -82,8 +82,8 @@ function task(i: number): v2.AITask {
   };
 }
 
-/** A paused Deployment: the controller-manager makes no ReplicaSet for it, so it costs one object. */
-function deployment(i: number): BenchDeployment {
+/** A paused Deployment `web-<i>`: the controller-manager makes no ReplicaSet for it, so it costs one object. */
+export function deployment(i: number): BenchDeployment {
   const labels = { app: `web-${i}` };
   return {
     apiVersion: 'apps/v1',

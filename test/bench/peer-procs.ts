@@ -1,8 +1,8 @@
 // The processes of bench section `peer` (peer.ts): the operator's bundle as the image runs
 // it (or with one of the image's Node flags or environment variables left out) and the Go
 // controller-runtime peer (test/bench/go-peer, built on demand by build-control-plane.sh
-// go-peer into the cache), each started against one namespace with a number of reconcile
-// workers and timed from spawn to /readyz 200; their RSS; and the apiserver's own request
+// go-peer into the cache), each started against one namespace (or a label selector over all
+// namespaces) with a number of reconcile workers and timed from spawn to /readyz 200; their RSS; and the apiserver's own request
 // counters, to count requests per AITask.
 
 import { execFileSync, spawn } from 'node:child_process';
@@ -28,12 +28,28 @@ export interface PeerProc {
   stop(): Promise<void>;
 }
 
+/**
+ * What a controller reconciles: the AITasks of one namespace (its Lease there too), or those
+ * of every namespace matching a label selector, the Lease in `leaseNamespace`.
+ */
+export type Scope = string | { readonly labelSelector: string; readonly leaseNamespace: string };
+
 /** One way to run a controller: a label for the tables and how to start it. */
 export interface Runner {
   readonly label: string;
   /** True for the Go peer (the baseline of every ratio). */
   readonly go: boolean;
-  start(namespace: string, workers: number): Promise<PeerProc>;
+  start(scope: Scope, workers: number): Promise<PeerProc>;
+}
+
+/** The flags of `scope` (the operator and the Go peer name them alike). */
+function scopeFlags(scope: Scope): string[] {
+  return typeof scope === 'string'
+    ? [`--namespace=${scope}`, `--leader-election-namespace=${scope}`]
+    : [
+        `--watch-label-selector=${scope.labelSelector}`,
+        `--leader-election-namespace=${scope.leaseNamespace}`,
+      ];
 }
 
 /** Resident set size of `pid` in bytes. */
@@ -136,7 +152,7 @@ export function bundleRunner(
   return {
     label,
     go: false,
-    start: async (ns, workers) => {
+    start: async (scope, workers) => {
       const [metrics = 0, health = 0, webhook = 0] = await freePorts(3);
       return spawnReady(
         process.execPath,
@@ -145,9 +161,8 @@ export function bundleRunner(
           ...ctx.extraNodeFlags,
           ctx.bundle,
           `--kubeconfig=${ctx.kubeconfig}`,
-          `--namespace=${ns}`,
+          ...scopeFlags(scope),
           '--leader-elect',
-          `--leader-election-namespace=${ns}`,
           '--bind-address=127.0.0.1',
           `--metrics-port=${metrics}`,
           '--metrics-secure=false',
@@ -180,13 +195,13 @@ export function goRunner(ctx: RunnerContext, binary: string): Runner {
   return {
     label: 'Go controller-runtime',
     go: true,
-    start: async (ns, workers) => {
+    start: async (scope, workers) => {
       const [metrics = 0, health = 0] = await freePorts(2);
       return spawnReady(
         binary,
         [
           `--kubeconfig=${ctx.kubeconfig}`,
-          `--namespace=${ns}`,
+          ...scopeFlags(scope),
           '--leader-elect',
           `--metrics-bind-address=127.0.0.1:${metrics}`,
           `--health-probe-bind-address=127.0.0.1:${health}`,
@@ -200,6 +215,14 @@ export function goRunner(ctx: RunnerContext, binary: string): Runner {
       );
     },
   };
+}
+
+/** The text of `url` (a /metrics page), '' when unreadable. */
+export async function metricsText(url: string): Promise<string> {
+  return fetch(url).then(
+    (r) => r.text(),
+    () => '',
+  );
 }
 
 /** The sum of every `controller_runtime_reconcile_total` series at `metricsUrl` (0 when unreadable). */
