@@ -95,7 +95,7 @@ function unreadConnections(port: number): number {
 
 /**
  * Writes a model with make_model.py and starts llama-cpp-python's server on it, on a free
- * loopback port; resolves once GET /v1/models answers 200 (within 60 s), else throws with
+ * loopback port; resolves once GET /v1/models answers 200 (within 120 s), else throws with
  * the log tail. Requires the install (llamaServerMissing() undefined).
  */
 export async function startLlamaServer(opts: LlamaServerOptions = {}): Promise<LlamaServer> {
@@ -135,7 +135,7 @@ export async function startLlamaServer(opts: LlamaServerOptions = {}): Promise<L
     await waitFor(
       'llama-cpp-python server to answer /v1/models',
       async () => ((await fetch(`${url}/v1/models`)).ok ? true : undefined),
-      { deadline: Date.now() + 60_000, watch: [proc], intervalMs: 100 },
+      { deadline: Date.now() + 120_000, watch: [proc], intervalMs: 100 },
     );
   } catch (err) {
     await proc.stop();
