@@ -97,7 +97,7 @@ test("strangers' handshakes do not move the certificate alert's expression", asy
       (await query(`aiops_conversion_certificate_rejections_total{job="${job}"} >= 20`)).length > 0
         ? true
         : undefined,
-    60_000,
+    180_000,
   );
   await eventually(
     "the operator checked the CRD's caBundle after them, and the check was scraped",
@@ -105,7 +105,7 @@ test("strangers' handshakes do not move the certificate alert's expression", asy
       (await query(`aiops_conversion_ca_bundle_checks_total{job="${job}",result="trusted"} >= 1`)).length > 0
         ? true
         : undefined,
-    60_000,
+    180_000,
   );
   assert.deepEqual(await query(alert.expr), [], 'the alert expression returns nothing');
 });

@@ -331,6 +331,19 @@ describe('npm start', { concurrency: false }, () => {
           reads = await readEverySampleAtEveryVersion();
           const quietUntil = startedAt + QUIET_MS;
           if (Date.now() < quietUntil) await new Promise((r) => setTimeout(r, quietUntil - Date.now()));
+          // The last run deletes the samples while its operator can still lift their finalizers,
+          // so the cases after it find no AITask that nothing would ever finalize.
+          if (which.startsWith('again'))
+            await execAsync('kubectl', [
+              `--kubeconfig=${join(clusterDir, 'kubeconfig')}`,
+              'delete',
+              'aitasks',
+              '--all',
+              '-n',
+              'demo',
+              '--wait',
+              '--timeout=180s',
+            ]);
         },
       });
       assert.ok(
