@@ -3,9 +3,11 @@
 // ServiceAccount only it uses, and one API Priority and Fairness FlowSchema per verb matching
 // that ServiceAccount, so apiserver_flowcontrol_dispatched_requests_total{flow_schema} counts
 // its requests and no one else's: apiserver_request_total has no user or user-agent label);
-// Prometheus' own count of instant queries; and the controller's /metrics histograms
+// the leader election's Lease requests are counted apart (a FlowSchema of their own, matched
+// first), so the verbs say what the AITasks cost; Prometheus' own count of instant queries; and the controller's /metrics histograms
 // (reconcile time, evaluation lateness) with their quantiles over a window.
 
+import { readFileSync } from 'node:fs';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { sleep } from './fixtures.ts';
@@ -14,6 +16,8 @@ import { metricsText } from './peer-procs.ts';
 /** Verbs counted, one FlowSchema each. */
 export const VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] as const;
 export type Verb = (typeof VERBS)[number];
+/** What flowRequests counts: requests by verb, Lease requests (any verb) apart. */
+export type Counted = Verb | 'lease';
 /** Verbs that write. */
 export const WRITES: readonly Verb[] = ['create', 'update', 'patch', 'delete'];
 
@@ -65,22 +69,28 @@ export async function installBenchIdentity(
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
     subjects: [{ kind: 'ServiceAccount', namespace, name }],
   });
-  for (const [i, verb] of VERBS.entries())
-    await apply(admin, `${FLOWCONTROL}/flowschemas/${FLOW_PREFIX}${verb}`, {
+  const schemas: [Counted, { apiGroups: string[]; resources: string[]; verbs: string[] }][] = [
+    ['lease', { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'] }],
+    ...VERBS.map((v): [Counted, { apiGroups: string[]; resources: string[]; verbs: string[] }] => [
+      v,
+      { apiGroups: ['*'], resources: ['*'], verbs: [v] },
+    ]),
+  ];
+  for (const [i, [counted, rule]] of schemas.entries())
+    await apply(admin, `${FLOWCONTROL}/flowschemas/${FLOW_PREFIX}${counted}`, {
       apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
       kind: 'FlowSchema',
-      metadata: { name: `${FLOW_PREFIX}${verb}` },
+      metadata: { name: `${FLOW_PREFIX}${counted}` },
       spec: {
-        // Before every suggested schema but `exempt` and `probes`, none of which names this account.
+        // Before every suggested schema but `exempt` and `probes`, none of which names this
+        // account; the Lease schema first.
         matchingPrecedence: 50 + i,
         priorityLevelConfiguration: { name: PRIORITY_LEVEL },
         distinguisherMethod: { type: 'ByUser' },
         rules: [
           {
             subjects: [{ kind: 'ServiceAccount', serviceAccount: { namespace, name } }],
-            resourceRules: [
-              { verbs: [verb], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true },
-            ],
+            resourceRules: [{ ...rule, namespaces: ['*'], clusterScope: true }],
           },
         ],
       },
@@ -103,17 +113,28 @@ export async function installBenchIdentity(
   return kubeconfig;
 }
 
-/** The bench identity's requests so far, by verb (apiserver_flowcontrol_dispatched_requests_total). */
-export async function flowRequests(admin: KubeTransport): Promise<Record<Verb, number>> {
-  const out = Object.fromEntries(VERBS.map((v) => [v, 0])) as Record<Verb, number>;
+/**
+ * The bench identity's requests so far by verb, Lease requests apart
+ * (apiserver_flowcontrol_dispatched_requests_total).
+ */
+export async function flowRequests(admin: KubeTransport): Promise<Record<Counted, number>> {
+  const out = Object.fromEntries([...VERBS, 'lease'].map((v) => [v, 0])) as Record<Counted, number>;
   await admin.stream({ path: '/metrics' }, (line) => {
     if (!line.startsWith('apiserver_flowcontrol_dispatched_requests_total{')) return;
     const schema = /[{,]flow_schema="([^"]*)"/.exec(line)?.[1] ?? '';
     if (!schema.startsWith(FLOW_PREFIX)) return;
-    const verb = schema.slice(FLOW_PREFIX.length) as Verb;
+    const verb = schema.slice(FLOW_PREFIX.length) as Counted;
     if (verb in out) out[verb] += Number(line.slice(line.lastIndexOf(' ') + 1));
   });
   return out;
+}
+
+/** CPU time (user + system) the main thread of `pid` has used so far, in ms (its other threads left out). */
+export function mainThreadCpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Prometheus' own count of requests to its instant-query endpoint (prometheus_http_requests_total). */

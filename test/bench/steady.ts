@@ -11,8 +11,9 @@
 // AIOPS_BENCH_STEADY_BREACH_PERCENT (default 10) of the tasks breaching: a Noop remediation
 // with cooldownSeconds 60, so each of them writes its decision and outcome (two status
 // writes, two Events) about once a minute. AIOPS_BENCH_STEADY_WORKERS sets both
-// controllers' workers (default the operator's default). The namespaces are left to the
-// environment's teardown.
+// controllers' workers (default the operator's default); AIOPS_BENCH_PEER_NODE_FLAGS adds
+// Node flags to the operator (e.g. `--cpu-prof --cpu-prof-dir=DIR`). The namespaces are left
+// to the environment's teardown.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -44,6 +45,7 @@ import {
   flowRequests,
   histogram,
   installBenchIdentity,
+  mainThreadCpuMsOf,
   observations,
   prometheusQueries,
   quantile,
@@ -51,6 +53,7 @@ import {
   VERBS,
   WRITES,
   type Buckets,
+  type Counted,
   type Verb,
 } from './steady-probe.ts';
 import { ms, printTable } from './stats.ts';
@@ -141,8 +144,9 @@ async function converged(c: Clients, selector: string, n: number): Promise<void>
 interface Sample {
   readonly at: number;
   readonly queries: number;
-  readonly verbs: Record<Verb, number>;
+  readonly verbs: Record<Counted, number>;
   readonly cpuMs: number;
+  readonly mainCpuMs: number;
   readonly rss: number;
   readonly reconciles: number;
   readonly reconcile: Buckets;
@@ -160,6 +164,7 @@ async function sample(p: PeerProc, admin: KubeTransport, prometheusUrl: string):
     queries,
     verbs,
     cpuMs: cpuMsOf(p.pid),
+    mainCpuMs: mainThreadCpuMsOf(p.pid),
     rss: rssOf(p.pid),
     reconciles: sumSeries(text, 'controller_runtime_reconcile_total'),
     reconcile: histogram(text, 'controller_runtime_reconcile_time_seconds'),
@@ -172,8 +177,12 @@ interface Span {
   readonly minutes: number;
   readonly queries: number;
   readonly verbs: Record<Verb, number>;
+  /** Lease requests (leader election), all verbs. */
+  readonly lease: number;
   readonly writes: number;
   readonly cpuS: number;
+  /** Of cpuS, the main thread's (for Go, the thread the process started on: not meaningful). */
+  readonly mainCpuS: number;
   readonly reconciles: number;
   readonly reconcileP50: number;
   readonly reconcileP99: number;
@@ -194,8 +203,10 @@ function span(a: Sample, b: Sample): Span {
     minutes,
     queries: (b.queries - a.queries) / minutes,
     verbs,
+    lease: (b.verbs.lease - a.verbs.lease) / minutes,
     writes: WRITES.reduce((s, v) => s + verbs[v], 0),
     cpuS: (b.cpuMs - a.cpuMs) / 1000 / minutes,
+    mainCpuS: (b.mainCpuMs - a.mainCpuMs) / 1000 / minutes,
     reconciles: (b.reconciles - a.reconciles) / minutes,
     reconcileP50: quantile(reconcile, 0.5),
     reconcileP99: quantile(reconcile, 0.99),
@@ -275,6 +286,7 @@ function printRun(title: string, cfg: Config, run: Run): void {
       f2(perTaskPerInterval),
       verbList(s.verbs),
       f1(s.writes),
+      f1(s.lease),
       f2(s.cpuS),
       f0(s.reconciles),
       `${msOf(s.reconcileP50)} / ${msOf(s.reconcileP99)}`,
@@ -288,8 +300,9 @@ function printRun(title: string, cfg: Config, run: Run): void {
       'minute',
       'Prom queries/min',
       'per task per interval',
-      'apiserver requests/min by verb',
+      'apiserver requests/min by verb (Leases apart)',
       'writes/min',
+      'Lease requests/min',
       'CPU s/min',
       'reconciles/min',
       'reconcile p50 / p99',
@@ -315,9 +328,11 @@ function printSideBySide(title: string, cfg: Config, ts: Run, go: Run): void {
       ['converge and reconcile every task once (from spawn)', secs(ts.convergeMs), secs(go.convergeMs), ''],
       ['Prometheus queries', f0(t.queries), f0(g.queries), x(t.queries, g.queries)],
       ['  per task per interval', perTask(t), perTask(g), ''],
-      ['apiserver requests by verb', verbList(t.verbs), verbList(g.verbs), ''],
+      ['apiserver requests by verb (Leases apart)', verbList(t.verbs), verbList(g.verbs), ''],
       ['apiserver writes (create, update, patch, delete)', f1(t.writes), f1(g.writes), x(t.writes, g.writes)],
+      ['Lease requests of the leader election (all verbs)', f1(t.lease), f1(g.lease), x(t.lease, g.lease)],
       ['CPU seconds of the process', f2(t.cpuS), f2(g.cpuS), x(t.cpuS, g.cpuS)],
+      ['  of which its main thread (TS: the event loop)', f2(t.mainCpuS), '', ''],
       ['reconciles', f0(t.reconciles), f0(g.reconciles), x(t.reconciles, g.reconciles)],
       ['reconcile time p50', msOf(t.reconcileP50), msOf(g.reconcileP50), x(t.reconcileP50, g.reconcileP50)],
       ['reconcile time p99', msOf(t.reconcileP99), msOf(g.reconcileP99), x(t.reconcileP99, g.reconcileP99)],
@@ -356,7 +371,7 @@ export async function bench(env: Environment): Promise<void> {
       prometheusUrl: prometheus.url,
       bundle: join(dir, 'operator', OPERATOR_MAIN),
       certDir: createServingCert(join(dir, 'certs')).dir,
-      extraNodeFlags: [],
+      extraNodeFlags: (process.env['AIOPS_BENCH_PEER_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''),
     };
     const ts = bundleRunner(runnerCtx, 'TS as deployed', image.nodeFlags, image.env, Object.keys(image.env));
     const go = goRunner(runnerCtx, goBinary);
