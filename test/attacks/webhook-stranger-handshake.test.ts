@@ -89,6 +89,16 @@ function strangerHandshake(): Promise<void> {
 
 test("strangers' handshakes do not move the certificate alert's expression", async () => {
   assert.ok(alert, 'the shipped rule group has AIOpsConversionCertificateRejected');
+  // Prometheus must have scraped the counter before the handshakes, else its first sample is
+  // already 20 and no rate rises.
+  await eventually(
+    'the rejections counter scraped before any handshake',
+    async () =>
+      (await query(`aiops_conversion_certificate_rejections_total{job="${job}"} == 0`)).length > 0
+        ? true
+        : undefined,
+    180_000,
+  );
   for (let i = 0; i < 20; i++) await strangerHandshake();
   await eventually(
     'the rejections scraped and rising',
