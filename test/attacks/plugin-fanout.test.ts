@@ -7,15 +7,15 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
-import { FINALIZER } from '../api/install.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
-import { CORDONED_NODES_MAX_ITEMS } from '../api/schema/common.ts';
-import { apiserverRequests } from '../test/support/apiserver-requests.ts';
-import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
-import { MAX_SKIPS_SHOWN } from './finalize-plan.ts';
-import { Resources, type NodeLike } from './kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+import { CORDONED_BY_ANNOTATION } from '../../api/cordon.ts';
+import { FINALIZER } from '../../api/install.ts';
+import { ResourceClient } from '../../api/kube/resources.ts';
+import { CORDONED_NODES_MAX_ITEMS } from '../../api/schema/common.ts';
+import { apiserverRequests } from '../support/apiserver-requests.ts';
+import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
+import { MAX_SKIPS_SHOWN } from '../../plugin/finalize-plan.ts';
+import { Resources, type NodeLike } from '../../plugin/kinds.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../../plugin/kubectl-run.ts';
 
 let PATH = '';
 let KC = '';
