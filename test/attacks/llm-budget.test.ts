@@ -10,7 +10,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { ResourceClient } from '../../api/kube/resources.ts';
 import { findCondition } from '../../api/status/conditions.ts';
+import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';
 import { askingLLM, startStage, type Stage, type Tenant } from './stage.ts';
@@ -82,10 +84,16 @@ test("one namespace's spent share leaves the other namespace's calls untouched",
   assert.equal(spent, 2, "mallory's two calls, and no more");
 
   await asking(alice, 'fair');
+  // Her task acts at every evaluation (no cooldown), so her LLMAdvice condition may last only
+  // until her own share is spent: the decision's Event, which stays, proves the advice came.
+  const events = new ResourceClient<KubeEvent>(stage.admin, Resources.events);
   await eventually(
     "alice's advice",
     async () => {
-      if ((await llm(alice, 'fair'))?.reason === 'LLMAdvice') return true;
+      const advised = (await events.list(alice.namespace)).items.some(
+        (e) => e.regarding.kind === 'AITask' && e.regarding.name === 'fair' && e.note.includes('LLM advice'),
+      );
+      if (advised || (await llm(alice, 'fair'))?.reason === 'LLMAdvice') return true;
       throw new Error(await standing(alice, 'fair'));
     },
     180_000,
