@@ -110,6 +110,8 @@ const started = Date.now();
 const timesDir = mkdtempSync(join(tmpdir(), 'aiops-test-times-'));
 const reporter = join(root, 'scripts/test/file-times-reporter.ts');
 let hog: CpuHog | undefined;
+/** Set once SIGINT or SIGTERM arrives: the stopping it does, which ends in process.exit. */
+let interruption: Promise<void> | undefined;
 let code: number;
 const env = await startEnvironment(say, process.env['AIOPS_KEEP_CLUSTER'] === '1').catch((err: unknown) => {
   say(`setup failed: ${(err as Error).message}`);
@@ -127,7 +129,7 @@ try {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       say(`${signal}: stopping the CPU hog, the test processes and the environment`);
-      void (hog?.stop() ?? Promise.resolve())
+      interruption ??= (hog?.stop() ?? Promise.resolve())
         .then(() => stopGroups(groups))
         .then(() => stopRealNodesSince(started))
         .then(() => env.stop())
@@ -166,10 +168,13 @@ try {
     say(
       `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
     );
+    if (interruption) await interruption;
     const codes = await Promise.all([
       runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency, `${label}-parallel`),
       runFiles(serial, 1, `${label}-real-node`),
     ]);
+    // Interrupted, the groups ended because they were stopped: the handler exits, not this.
+    if (interruption) await interruption;
     await hog?.stop();
     hog = undefined;
     return codes.some((c) => c !== 0) ? 1 : 0;
@@ -182,6 +187,7 @@ try {
   );
   code = busyCode !== 0 || quietCode !== 0 ? 1 : 0;
 } finally {
+  if (interruption) await interruption;
   await hog?.stop();
   await env.stop();
 }

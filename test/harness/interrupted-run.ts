@@ -36,10 +36,14 @@ export async function interruptedRun(
 ): Promise<Interrupted> {
   const tmp = mkdtempSync(join(tmpdir(), 'aiops-interrupt-'));
   const ready = join(tmp, 'ready');
+  // Without NODE_TEST_CONTEXT: node:test, finding it set, takes the nested run for a
+  // recursive call from inside a test file and runs no file at all.
+  const outer = { ...process.env };
+  delete outer['NODE_TEST_CONTEXT'];
   const run = spawn(process.execPath, ['scripts/test.ts', 'test/harness/held-cluster.fixture.ts'], {
     cwd: root,
     env: {
-      ...process.env,
+      ...outer,
       TMPDIR: tmp,
       AIOPS_HELD_READY: ready,
       ...(opts.realNode === true ? { AIOPS_HELD_REAL_NODE: '1' } : {}),
