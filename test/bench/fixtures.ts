@@ -120,9 +120,16 @@ export async function release(c: Clients, ns: string): Promise<void> {
   await c.namespaces.delete(undefined, ns);
 }
 
-/** Resolves once `n` AITasks of `ns` are converged, seen through a watch (no polling LISTs). */
-export async function converged(tasks: AITaskClient, ns: string, n: number): Promise<void> {
-  const cache = new Informer<v2.AITask>(tasks, { namespace: ns });
+/**
+ * Resolves once `n` AITasks of namespace `where` (or, given an object, of its namespace and
+ * label selector) are converged, seen through a watch (no polling LISTs).
+ */
+export async function converged(
+  tasks: AITaskClient,
+  where: string | { readonly namespace?: string; readonly labelSelector?: string },
+  n: number,
+): Promise<void> {
+  const cache = new Informer<v2.AITask>(tasks, typeof where === 'string' ? { namespace: where } : where);
   const done = new Set<string>();
   let resolve = (): void => undefined;
   const all = new Promise<void>((r) => (resolve = r));

@@ -22,12 +22,22 @@ import { fileURLToPath } from 'node:url';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_MAX_CONCURRENT_RECONCILES } from '../../operator/command.ts';
-import { Informer, objectKey } from '../../operator/runtime/informer.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';
 import type { Environment } from '../support/environment.ts';
-import { clients, deployment, mib, namespace, pool, sayer, secs, sleep, type Clients } from './fixtures.ts';
+import {
+  clients,
+  converged,
+  deployment,
+  mib,
+  namespace,
+  pool,
+  sayer,
+  secs,
+  sleep,
+  type Clients,
+} from './fixtures.ts';
 import { imageRuntime } from './memory.ts';
 import {
   buildGoPeer,
@@ -120,24 +130,6 @@ async function populate(c: Clients, prefix: string, n: number, label: string): P
   const ids = Array.from({ length: n }, (_, i) => i);
   await pool(ids, SETUP_WIDTH, (i) => c.deployments.create(nsOf(prefix, i), deployment(i)));
   await pool(ids, SETUP_WIDTH, (i) => c.tasks.create(nsOf(prefix, i), task(i, label)));
-}
-
-/** Resolves once `n` AITasks matching `selector` have a phase at their generation (a watch, no polling). */
-async function converged(c: Clients, selector: string, n: number): Promise<void> {
-  const cache = new Informer<v2.AITask>(c.tasks, { labelSelector: selector });
-  const done = new Set<string>();
-  let resolve = (): void => undefined;
-  const all = new Promise<void>((r) => (resolve = r));
-  const see = (o: v2.AITask): void => {
-    if (o.status?.phase !== undefined && o.status.observedGeneration === o.metadata.generation)
-      done.add(objectKey(o));
-    else done.delete(objectKey(o));
-    if (done.size >= n) resolve();
-  };
-  cache.on({ add: see, update: (_old, o) => see(o) });
-  await cache.start();
-  await all;
-  await cache.stop();
 }
 
 /** One read of every counter the window needs. */
@@ -235,7 +227,7 @@ interface Ctx {
 /** Starts `r`, waits for convergence and one interval, then samples the window each minute. */
 async function measure(ctx: Ctx, r: Runner): Promise<Run> {
   const { cfg } = ctx;
-  const watching = converged(ctx.c, ctx.selector, cfg.tasks);
+  const watching = converged(ctx.c.tasks, { labelSelector: ctx.selector }, cfg.tasks);
   const t0 = performance.now();
   const p = await r.start(ctx.scope, cfg.workers);
   try {
