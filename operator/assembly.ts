@@ -21,7 +21,13 @@ import { Controller } from './runtime/controller.ts';
 import type { Defaults } from './decision/decide.ts';
 import { EventRecorder } from './edges/events.ts';
 import { History } from './edges/history.ts';
-import { Informer, objectKey, registerCacheMetrics, type KubeObject } from './runtime/informer.ts';
+import {
+  FAILING_AFTER,
+  Informer,
+  objectKey,
+  registerCacheMetrics,
+  type KubeObject,
+} from './runtime/informer.ts';
 import {
   CACHE_TRIM_ENV,
   MAX_CACHED_OBJECT_BYTES,
@@ -193,10 +199,16 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     namespaceBurst: o.namespaceReconcileBurst,
     observer: telemetry.queue,
   });
+  // A watch that fails once or twice is an apiserver restarting or warming its watch cache:
+  // worth a line, not a warning (client-go's reflector logs those at V(4)). From FAILING_AFTER
+  // failures in a row on, the cache serves stale data and each retry is a warning.
   const onError =
     (kind: string) =>
-    (err: unknown): void =>
-      log.warn('watch failed, reconnecting', { resource: kind, error: (err as Error).message });
+    (err: unknown, failuresInARow: number): void => {
+      const fields = { resource: kind, error: (err as Error).message, failuresInARow };
+      if (failuresInARow >= FAILING_AFTER) log.warn('watch failed, reconnecting', fields);
+      else log.info('watch failed, reconnecting', fields);
+    };
   const tasks = new AITaskClient(transport, 'v2');
   // Caches keep only what the operator reads, and refuse objects still too large (trim.ts).
   const trim = process.env[CACHE_TRIM_ENV] !== 'off';

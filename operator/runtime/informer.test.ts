@@ -11,7 +11,7 @@ import type { ObjectMeta } from '../../api/schema/common.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { scratchCRD } from '../../test/support/scratch-crd.ts';
 import { eventually } from '../../test/support/operator.ts';
-import { Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
+import { FAILING_AFTER, Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
 import { jsonBytes, trimMetadata } from './trim.ts';
 
 interface ConfigMap {
@@ -160,14 +160,20 @@ test('a list+watch failing three times in a row reports why (what Degraded shows
   // What `failing` says right after each failure: the microtask runs once the informer has
   // finished handling the error that onError reports (before its backoff sleep ends).
   const after: (string | undefined)[] = [];
+  const inARow: number[] = [];
   const informer = new Informer(missing, {
     backoffBaseMs: 50,
     backoffMaxMs: 100,
-    onError: () => queueMicrotask(() => after.push(informer.failing)),
+    onError: (_err, failuresInARow) => {
+      inARow.push(failuresInARow);
+      queueMicrotask(() => after.push(informer.failing));
+    },
   });
   void informer.start();
   t.after(() => informer.stop());
-  await eventually('three failures', () => Promise.resolve(after.length >= 3 ? true : undefined));
+  await eventually('four failures', () => Promise.resolve(after.length >= 4 ? true : undefined));
+  assert.deepEqual(inARow.slice(0, 4), [1, 2, 3, 4], 'onError counts the failures in a row');
+  assert.equal(FAILING_AFTER, 3);
   assert.deepEqual(after.slice(0, 2), [undefined, undefined], 'one or two failures are not a failing watch');
   assert.match(after[2] ?? 'not failing after three failures', /404|not found/i);
   assert.equal(informer.synced, false);

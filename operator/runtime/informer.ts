@@ -55,8 +55,12 @@ export interface InformerOptions<T> {
   readonly backoffMaxMs?: number;
   /** Server-side watch timeout in s (default random 60-120); the watchdog fires 30 s after it. */
   readonly watchTimeoutSeconds?: number;
-  /** Called on every list/watch failure (the informer keeps retrying). */
-  readonly onError?: (err: unknown) => void;
+  /**
+   * Called on every list/watch failure (the informer keeps retrying) with the number of
+   * failures in a row, this one included (1 for the first since a watch was last accepted):
+   * from FAILING_AFTER on, `failing` reports it.
+   */
+  readonly onError?: (err: unknown, failuresInARow: number) => void;
   /**
    * Called once, instead of `onError`, when the first list finds the resource not served
    * (404: its CRD is not installed yet); the informer then polls for it (at most every
@@ -73,6 +77,13 @@ export function objectKey(obj: KubeObject): string {
   const { namespace, name } = obj.metadata;
   return namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
 }
+
+/**
+ * Failures in a row after which a list+watch counts as failing (about 6 s of backoff): fewer
+ * are what an apiserver restart or its watch cache warming up ("storage is (re)initializing",
+ * HTTP 429) looks like.
+ */
+export const FAILING_AFTER = 3;
 
 /** Annotation `kubectl apply` keeps: the whole last applied object again, as a JSON string. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -141,7 +152,7 @@ export class Informer<T extends KubeObject> {
    * the apiserver accepts a watch again, without waiting for an event.
    */
   get failing(): string | undefined {
-    return this.#failures >= 3 ? this.#lastError : undefined;
+    return this.#failures >= FAILING_AFTER ? this.#lastError : undefined;
   }
 
   /** Number of cached objects. */
@@ -201,10 +212,10 @@ export class Informer<T extends KubeObject> {
         }
         const onNotServed = this.#synced ? undefined : this.#opts.onNotServed;
         const notServed = err instanceof NotFoundError && onNotServed !== undefined;
-        if (!notServed) this.#opts.onError?.(err);
+        this.#failures++;
+        if (!notServed) this.#opts.onError?.(err, this.#failures);
         else if (!this.#waitingToBeServed) onNotServed(err);
         this.#waitingToBeServed = notServed;
-        this.#failures++;
         this.#lastError = (err as Error).message;
         if (this.#failures > 3) needList = true;
         const delay = this.#backoff(this.#failures);
