@@ -40,7 +40,7 @@ import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { eventually } from '../harness/wait.ts';
 import { helm, helmPath, skipUnlessHelm, type HelmRun } from '../helm/helm.ts';
-import { machineSnapshot, readmeShBlock, webDeployment } from './support.ts';
+import { machineBeforeNode, machineSnapshot, readmeShBlock, webDeployment } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable =
@@ -123,7 +123,7 @@ describe(
       );
 
     before(async () => {
-      before0 = machineSnapshot();
+      before0 = await machineBeforeNode();
       const image = buildOperatorImage({ log: () => undefined });
       tagImage(image, operatorImage(previous.version));
       ensureDemoWebImage();

@@ -17,7 +17,7 @@ import { kubectlWith } from '../harness/kubectl.ts';
 import { defaultBinDir } from '../harness/paths.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { assertMetricsAvailable, diagnostics, waitedTask } from './readme-task.ts';
-import { machineSnapshot, readmeShBlock } from './support.ts';
+import { machineBeforeNode, machineSnapshot, readmeShBlock } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
@@ -34,7 +34,7 @@ for (const { heading, helm } of BLOCKS)
     `README: "${heading.slice(3)}" as typed`,
     { skip: unavailable ?? (helm ? skipUnlessHelm('AIOPS_REQUIRE_REAL_NODE') : false), timeout: 600_000 },
     () => {
-      it('installs, a sample AITask gets MetricsAvailable=True, and cluster down leaves the machine as found', () => {
+      it('installs, a sample AITask gets MetricsAvailable=True, and cluster down leaves the machine as found', async () => {
         const block = readmeShBlock(heading);
         const down = DOWN_LINE.exec(block);
         assert.ok(
@@ -42,7 +42,7 @@ for (const { heading, helm } of BLOCKS)
           'the README block is found',
         );
         const task = waitedTask(block);
-        const before = machineSnapshot();
+        const before = await machineBeforeNode();
         const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-'));
         const env: NodeJS.ProcessEnv = { ...process.env, AIOPS_CLUSTER_DIR: join(dir, 'cluster') };
         delete env['KUBECONFIG'];

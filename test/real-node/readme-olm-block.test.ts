@@ -24,7 +24,7 @@ import { REAL_NODE_NAME } from '../harness/real-node/layout.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
 import { olmViews } from './olm-support.ts';
 import { assertMetricsAvailable, diagnostics, waitedTask } from './readme-task.ts';
-import { machineSnapshot, readmeShBlock } from './support.ts';
+import { machineBeforeNode, machineSnapshot, readmeShBlock } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir()) ?? olmUnavailable(defaultBinDir());
@@ -55,7 +55,7 @@ describe(
       const rest = block.slice(check.index + check[0].length, downLine.index);
       const teardown = block.slice(downLine.index);
       const sample = waitedTask(rest);
-      const before = machineSnapshot();
+      const before = await machineBeforeNode();
       const dir = mkdtempSync(join(tmpdir(), 'aiops-readme-olm-'));
       const clusterDir = join(dir, 'cluster');
       const env: NodeJS.ProcessEnv = { ...process.env, AIOPS_CLUSTER_DIR: clusterDir };

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { cgroupHierarchies, mountsUnder, readSysctls } from '../harness/real-node/host-state.ts';
 import { DEMO_WEB_IMAGE } from '../harness/real-node/images.ts';
 import { CGROUP_ROOT, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
+import { noOtherRealNode } from '../harness/real-node/node.ts';
 
 /** True for the operator's process as the image's entrypoint starts it: `node [flags] dist/operator/main.mjs [args]`. */
 export function isOperatorProcess(cmdline: string): boolean {
@@ -41,6 +42,15 @@ export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
   };
   walk(`${pidsRoot}/${CGROUP_ROOT}`);
   return out;
+}
+
+/**
+ * machineSnapshot() once no other run's real node is on the machine (waiting for it to go, as
+ * starting a node would): the machine as a test found it, to compare with after its teardown.
+ */
+export async function machineBeforeNode(): Promise<Record<string, unknown>> {
+  await noOtherRealNode((line) => process.stderr.write(`[real-node] ${line}\n`));
+  return machineSnapshot();
 }
 
 /** What must be identical before a real node starts and after it is torn down. */

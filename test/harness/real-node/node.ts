@@ -160,10 +160,24 @@ function staleNetwork(): boolean {
  * node run one after the other.
  */
 async function acquireNetwork(log: (line: string) => void): Promise<void> {
+  await whileAnotherNode(log, setupNetwork);
+}
+
+/**
+ * Resolves once no real node is on this machine (removing one whose processes are gone),
+ * polling every second up to WAIT_MS: what a test waits for before it records the machine
+ * as it found it, so another run's node is not taken for the machine's own state.
+ */
+export function noOtherRealNode(log: (line: string) => void): Promise<void> {
+  return whileAnotherNode(log, () => !existsSync(`/run/netns/${NODE_NET.netns}`));
+}
+
+/** Polls `free` (every second, up to WAIT_MS) while another real node holds the machine. */
+async function whileAnotherNode(log: (line: string) => void, free: () => boolean): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
   let said = false;
   for (;;) {
-    if (setupNetwork()) return;
+    if (free()) return;
     if (staleNetwork()) {
       log(`removing the network of a real node whose processes are gone (a killed run)`);
       teardownNetwork();
