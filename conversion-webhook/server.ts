@@ -5,21 +5,20 @@
 // served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
 // client honours and retries) taken only once a review's whole body is read; a short
 // handshake and header deadline, body and answer deadlines proportional to their size;
-// keep-alive, and a graceful close that lets in-flight reviews finish. Its metrics are not
-// served here (this port has no authentication): the host serves them (the operator on its
-// secure /metrics, `npm run webhook` on its own --metrics-port). Nothing one request sends
-// stops the process: an exception while answering (a value too deep to serialize, say) is
-// that request's Failure or 500, logged and counted. Runs standalone (main.ts) or inside a
-// host process.
+// keep-alive, and a graceful close that lets in-flight reviews finish. This module owns the
+// listener, the serving certificate and the stash key; requests.ts handles each request. Its
+// metrics are not served here (this port has no authentication): the host serves them (the
+// operator on its secure /metrics, `npm run webhook` on its own --metrics-port). Nothing one
+// request sends stops the process: an exception while answering (a value too deep to
+// serialize, say) is that request's Failure or 500, logged and counted. Runs standalone
+// (main.ts) or inside a host process.
 
 import { randomBytes, X509Certificate } from 'node:crypto';
 import * as https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { LogOnce } from '../api/log-once.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
-import { fullCollection } from '../api/full-gc.ts';
 import {
   bodyDeadlineMs,
   DEFAULT_BODY_TIMEOUT_BASE_MS,
@@ -30,7 +29,8 @@ import {
   Slots,
 } from './capacity.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
-import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
+import type { PendingStashKey } from './review.ts';
+import { internalError, route, type Ctx } from './requests.ts';
 import {
   certPathsIn,
   DEFAULT_CERT_DIR,
@@ -66,9 +66,6 @@ export const DEFAULT_MAX_CONCURRENT_REVIEWS = 8;
  * retried by the apiserver a second later) at no cost in throughput.
  */
 export const DEFAULT_MAX_IN_FLIGHT_BYTES = DEFAULT_MAX_BODY_BYTES + 2 * 1024 * 1024;
-
-/** Seconds a client is told to wait (Retry-After) when the webhook is at its cap. */
-export const RETRY_AFTER_SECONDS = 1;
 
 export interface WebhookOptions {
   /** TCP port (default 9443; 0 picks a free one). */
@@ -281,180 +278,12 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   };
 }
 
-interface Ctx {
-  log: Logger;
-  metrics: WebhookMetrics;
-  maxBody: number;
-  /** The stash key in use, or why there is none yet. */
-  key: () => Uint8Array | PendingStashKey;
-  /** Per-address shares of connections and held bytes. */
-  peers: PeerShares;
-  /** Deadline in ms for a body or an answer of `bytes`. */
-  deadlineFor: (bytes: number) => number;
-  /** Slots of reviews whose body is read, held until answered. */
-  gate: Slots;
-  /** One warning line per object and reason per minute (api/log-once.ts). */
-  warnings: LogOnce;
-}
-
 function checkedKey(key: Uint8Array | PendingStashKey): Uint8Array | PendingStashKey {
   if (key instanceof Uint8Array && key.length < MIN_KEY_BYTES)
     throw new Error(`the conversion stash key has ${key.length} bytes; at least ${MIN_KEY_BYTES} are needed`);
   return key;
 }
 
-function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
-  const path = (req.url ?? '/').split('?')[0];
-  if (req.method === 'GET' && (path === '/healthz' || path === '/readyz' || path === '/livez')) {
-    send(res, 200, 'text/plain', 'ok');
-  } else if (path === '/convert') {
-    if (req.method !== 'POST') send(res, 405, 'text/plain', 'use POST for /convert', { Allow: 'POST' });
-    else convertRequest(req, res, ctx);
-  } else {
-    send(res, 404, 'text/plain', `no handler for ${req.method ?? ''} ${path ?? ''}`);
-  }
-}
-
-function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): void {
-  const started = process.hrtime.bigint();
-  const length = Number(req.headers['content-length'] ?? 0);
-  const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
-  if (declared > ctx.maxBody) {
-    reject(
-      req,
-      res,
-      ctx,
-      413,
-      `request body of ${declared} bytes exceeds the limit of ${ctx.maxBody}`,
-      'body_too_large',
-    );
-    return;
-  }
-  const reserved = declared > 0 ? declared : ctx.maxBody;
-  let aborted = false;
-  const chunks: Buffer[] = [];
-  /** Ends the request early: answers `code` (unless an answer is out), closes the connection, drops the body. */
-  const cutOff = (code: 408 | 429, message: string, reason: string): void => {
-    if (aborted) return;
-    aborted = true;
-    chunks.length = 0;
-    reject(req, res, ctx, code, message, reason, {
-      Connection: 'close',
-      ...(code === 429 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}),
-    });
-    res.once('finish', () => req.socket.destroy());
-  };
-  const share = ctx.peers.admit(req.socket.remoteAddress ?? '', reserved, () =>
-    cutOff(429, 'other callers need the webhook; retry shortly', 'overloaded'),
-  );
-  if (typeof share === 'string') {
-    cutOff(
-      429,
-      share === 'peer_share'
-        ? "this address's requests hold its share of the webhook; retry once they are answered"
-        : 'too many conversion reviews in flight; retry shortly',
-      share,
-    );
-    return;
-  }
-  // Released once the request is answered, cut off or its connection lost, whichever is first.
-  res.once('close', share);
-  const bodyTimer = setTimeout(
-    () =>
-      cutOff(408, `the request body did not arrive within ${ctx.deadlineFor(reserved)} ms`, 'slow_client'),
-    ctx.deadlineFor(reserved),
-  );
-  res.once('close', () => clearTimeout(bodyTimer));
-  let size = 0;
-  req.on('data', (chunk: Buffer) => {
-    if (aborted) return;
-    size += chunk.length;
-    if (size > ctx.maxBody) {
-      aborted = true;
-      chunks.length = 0;
-      reject(req, res, ctx, 413, `request body exceeds the limit of ${ctx.maxBody} bytes`, 'body_too_large');
-      return;
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => {
-    clearTimeout(bodyTimer);
-    if (aborted) return;
-    // The slot is taken only now, with the whole body here: a peer that stalls holds none.
-    const release = ctx.gate.enter(size);
-    if (release === undefined) {
-      chunks.length = 0;
-      reject(req, res, ctx, 429, 'too many conversion reviews in flight; retry shortly', 'overloaded', {
-        'Retry-After': String(RETRY_AFTER_SECONDS),
-      });
-      return;
-    }
-    res.once('close', release);
-    let uid = '';
-    try {
-      const body = Buffer.concat(chunks).toString('utf8');
-      // A keep-alive socket holds this request, and so these listeners, until its next one.
-      chunks.length = 0;
-      const outcome = handleReview(body, ctx.key());
-      uid = outcome.body.response.uid;
-      const answer = JSON.stringify(outcome.body);
-      send(res, outcome.httpStatus, 'application/json', answer);
-      answerDeadline(req, res, ctx.deadlineFor(Buffer.byteLength(answer)));
-      record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
-    } catch (err) {
-      internalError(res, ctx, uid, err);
-    }
-  });
-  req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
-}
-
-/** Closes the connection when the answer is not taken within `ms`: a peer that stops reading holds its slot no longer. */
-function answerDeadline(req: IncomingMessage, res: ServerResponse, ms: number): void {
-  if (res.writableFinished) return;
-  const timer = setTimeout(() => req.socket.destroy(), ms);
-  res.once('close', () => clearTimeout(timer));
-}
-
-/** Counts and logs an answered review. */
-function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx): void {
-  const result = outcome.body.response.result.status;
-  ctx.metrics.requests.inc({ code: String(outcome.httpStatus), result });
-  ctx.metrics.duration.observe({ result }, seconds);
-  if (size >= LARGE_REVIEW_BYTES) releaseSoon();
-  for (const r of outcome.stashRejections) {
-    ctx.metrics.stashRejected.inc({ reason: r.reason });
-    const once = ctx.warnings.check(r.object, `stash_${r.reason}`);
-    if (once.log)
-      ctx.log.warn('conversion stash ignored; converted without it', {
-        object: r.object,
-        reason: r.reason,
-        detail: r.detail,
-        ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
-      });
-  }
-  if (result === 'Success') ctx.metrics.objects.inc({ desired: outcome.desired }, outcome.objects);
-  else {
-    const reason = outcome.stashKeyMissing
-      ? 'stash_key_unavailable'
-      : outcome.httpStatus === 400
-        ? 'malformed'
-        : 'conversion';
-    ctx.metrics.failures.inc({ reason });
-    const once = ctx.warnings.check(outcome.failedObject, reason);
-    if (!once.log) return;
-    const r = outcome.body.response.result;
-    ctx.log.warn('conversion refused', {
-      uid: outcome.body.response.uid,
-      message: 'message' in r ? r.message : '',
-      ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
-    });
-  }
-}
-
-/**
- * Answers a request whose handling threw: a ConversionReview Failure naming the error when
- * the review's uid is known, else a 500; logged and counted. Never throws.
- */
 /**
  * Sets aiops_conversion_certificate_expiration_timestamp_seconds from the (first) certificate
  * of `cert` (PEM), which the TLS context has already accepted; leaves it as it was when the
@@ -467,80 +296,4 @@ function recordExpiry(metrics: WebhookMetrics, cert: Buffer | string): void {
   } catch {
     // Not parseable here while TLS took it: the gauge keeps the previous value.
   }
-}
-
-function internalError(res: ServerResponse, ctx: Ctx, uid: string, err: unknown): void {
-  const message = `internal error: ${err instanceof Error ? err.message : String(err)}`;
-  try {
-    ctx.log.error('answering a request failed; it gets a Failure, the server goes on', { uid, err: message });
-    ctx.metrics.failures.inc({ reason: 'internal' });
-    ctx.metrics.requests.inc({ code: uid === '' ? '500' : '200', result: 'Failure' });
-  } catch {
-    // Logging or counting failed too; the answer below still goes out.
-  }
-  try {
-    if (uid === '') send(res, 500, 'text/plain', message);
-    else {
-      const review = {
-        apiVersion: REVIEW_API_VERSION,
-        kind: 'ConversionReview',
-        response: { uid, result: { status: 'Failure', message } },
-      };
-      send(res, 200, 'application/json', JSON.stringify(review));
-    }
-  } catch {
-    res.destroy();
-  }
-}
-
-/**
- * Request bodies from this size on (a 1 MiB review holds ~2,500 objects) leave garbage in the
- * old generation: ~60 MiB after a 10,000-object review, which an otherwise idle process
- * keeps resident, since only a full collection hands it back and nothing else triggers one.
- */
-const LARGE_REVIEW_BYTES = 1024 * 1024;
-
-let releaseTimer: NodeJS.Timeout | undefined;
-
-/**
- * One full collection a second after the last large review (a LIST's burst of reviews gets
- * one), off the request path (api/full-gc.ts).
- */
-function releaseSoon(): void {
-  clearTimeout(releaseTimer);
-  releaseTimer = setTimeout(fullCollection, 1000).unref();
-}
-
-function reject(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: Ctx,
-  code: number,
-  message: string,
-  reason: string,
-  headers: Record<string, string> = { Connection: 'close' },
-): void {
-  ctx.metrics.requests.inc({ code: String(code), result: 'Failure' });
-  ctx.metrics.failures.inc({ reason });
-  ctx.log.warn('request rejected', { code, message });
-  send(
-    res,
-    code,
-    'application/json',
-    JSON.stringify({ kind: 'Status', status: 'Failure', code, message }),
-    headers,
-  );
-  req.resume();
-}
-
-function send(
-  res: ServerResponse,
-  code: number,
-  type: string,
-  body: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) return;
-  res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...headers });
-  res.end(body);
 }
