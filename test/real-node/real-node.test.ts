@@ -26,7 +26,13 @@ import { DEMO_WEB_IMAGE, ensureDemoWebImage } from '../harness/real-node/images.
 import { NODE_NET, REAL_NODE_NAME, REAL_NODE_TOLERATION } from '../harness/real-node/layout.ts';
 import { inNode } from '../harness/real-node/network.ts';
 import { realNodeUnavailable } from '../harness/real-node/node.ts';
-import { isOperatorProcess, machineBeforeNode, machineSnapshot, podProcesses, webDeployment } from './support.ts';
+import {
+  isOperatorProcess,
+  machineBeforeNode,
+  machineSnapshot,
+  podProcesses,
+  webDeployment,
+} from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
