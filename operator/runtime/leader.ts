@@ -2,7 +2,9 @@
 // taken over only after its record stayed unchanged for leaseDuration as seen by this
 // process's own clock (no trust in other clocks), writes are bound to the resourceVersion,
 // the leader renews every retryPeriod and gives up if it cannot renew within renewDeadline,
-// and a graceful stop releases the lease so a standby takes over at once. Every Lease
+// and a graceful stop releases the lease so a standby takes over at once. The leader renews
+// the copy it last wrote without reading it first (one PUT a retry period while nobody else
+// writes the Lease; a conflict sends it back to reading), as client-go does. Every Lease
 // request is bounded below the renew deadline, and leadership is judged by this process's
 // clock (last successful renewal + renew deadline), so a leader that was partitioned or
 // frozen (SIGSTOP, a long GC pause) knows it no longer leads the moment it runs again,
@@ -26,6 +28,13 @@ export interface LeaderElectionOptions {
   readonly log: Logger;
 }
 
+/** The Lease requests of one attempt, each aborted by the attempt's signal. */
+interface LeaseCalls {
+  get(ns: string, name: string): Promise<Lease>;
+  create(ns: string, body: Lease): Promise<Lease>;
+  replace(ns: string, name: string, body: Lease): Promise<Lease>;
+}
+
 /** Campaigns for, holds and releases one Lease. */
 export class LeaderElector {
   readonly #o: Required<LeaderElectionOptions>;
@@ -35,6 +44,8 @@ export class LeaderElector {
   #renewedAt = 0;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
+  /** The Lease as this process last created or renewed it; undefined once a write failed. */
+  #mine: Lease | undefined;
 
   constructor(opts: LeaderElectionOptions) {
     this.#o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
@@ -55,8 +66,9 @@ export class LeaderElector {
   }
 
   /**
-   * Each attempt (a GET and at most one write) is aborted after this many ms: the renew
-   * deadline minus one retry period, so a renewal never outlives the deadline.
+   * Each attempt (the leader's optimistic PUT, then, only when it failed, a GET and at most one
+   * write) is aborted after this many ms: the renew deadline minus one retry period, so a
+   * renewal never outlives the deadline.
    */
   get attemptTimeoutMs(): number {
     return this.#o.renewDeadlineMs - this.#o.retryPeriodMs;
@@ -130,7 +142,7 @@ export class LeaderElector {
   }
 
   /** The Lease API with every request of one attempt aborted by `signal`. */
-  #bounded(signal: AbortSignal) {
+  #bounded(signal: AbortSignal): LeaseCalls {
     const { leases } = this.#o;
     const path = (ns: string, name?: string): string => resourcePath(leases.type, ns, name);
     return {
@@ -142,12 +154,42 @@ export class LeaderElector {
     };
   }
 
+  /**
+   * One attempt. The leader first renews the Lease it last wrote, bound to that write's
+   * resourceVersion, without reading it (client-go's optimistic fast path): while nobody else
+   * writes the Lease a renewal is one PUT. When that PUT fails (a conflict: someone wrote the
+   * Lease since) the attempt goes on as a standby's does: read the Lease, then take or renew it.
+   */
   async #tryAcquireOrRenew(): Promise<boolean> {
-    const { namespace, name, identity, leaseDurationMs } = this.#o;
     const signal = AbortSignal.timeout(this.attemptTimeoutMs);
     const leases = this.#bounded(signal);
-    const failed = (err: unknown): false => this.#failed(err, signal);
     const now = new Date();
+    const mine = this.#leading ? this.#mine : undefined;
+    if (mine !== undefined) {
+      const spec: Lease['spec'] = { ...mine.spec, renewTime: microTime(now) };
+      try {
+        this.#written(await leases.replace(this.#o.namespace, this.#o.name, { ...mine, spec }), now);
+        return true;
+      } catch (err) {
+        if (signal.aborted) return this.#failed(err, signal);
+        this.#o.log.debug('optimistic lease renewal failed; reading the lease', {
+          error: (err as Error).message,
+        });
+      }
+    }
+    return this.#readThenAcquireOrRenew(leases, signal, now);
+  }
+
+  /** The Lease as this process last wrote it, and when its record was observed. */
+  #written(lease: Lease, now: Date): void {
+    this.#mine = lease;
+    this.#observed = { record: JSON.stringify(lease.spec), at: now.getTime() };
+  }
+
+  async #readThenAcquireOrRenew(leases: LeaseCalls, signal: AbortSignal, now: Date): Promise<boolean> {
+    const { namespace, name, identity, leaseDurationMs } = this.#o;
+    const failed = (err: unknown): false => this.#failed(err, signal);
+    this.#mine = undefined;
     const durationSeconds = Math.ceil(leaseDurationMs / 1000);
     let lease: Lease;
     try {
@@ -167,7 +209,10 @@ export class LeaderElector {
         },
       };
       return leases.create(namespace, fresh).then(
-        () => true,
+        (created) => {
+          this.#written(created, now);
+          return true;
+        },
         (e: unknown) => (e instanceof AlreadyExistsError ? false : failed(e)),
       );
     }
@@ -185,8 +230,7 @@ export class LeaderElector {
       leaseTransitions: (lease.spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
     };
     try {
-      const updated = await leases.replace(namespace, name, { ...lease, spec });
-      this.#observed = { record: JSON.stringify(updated.spec), at: now.getTime() };
+      this.#written(await leases.replace(namespace, name, { ...lease, spec }), now);
       return true;
     } catch (err) {
       return failed(err);
