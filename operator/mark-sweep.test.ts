@@ -12,6 +12,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import { sweepMarks, type MarkSweepDeps } from './mark-sweep.ts';
 import type { Node } from './runtime/kinds.ts';
+import { TASK_PAGE_SIZE } from './runtime/trim.ts';
 
 const HELD = [
   {
@@ -55,6 +56,7 @@ function world(nodes: Node[], cached: v2.AITask[], live: v2.AITask[]) {
   const statuses: v2.AITask[] = [];
   const events: EventSpec[] = [];
   let lists = 0;
+  const limits: (number | undefined)[] = [];
   const deps: MarkSweepDeps = {
     actions: {
       cordonStates: () => Promise.resolve(nodes.map(cordonState)),
@@ -66,9 +68,12 @@ function world(nodes: Node[], cached: v2.AITask[], live: v2.AITask[]) {
       },
     },
     tasks: {
-      listAll: () => {
+      forEachPage: (_ns, opts, each) => {
         lists++;
-        return Promise.resolve({ items: live, metadata: {} });
+        limits.push(opts.limit);
+        const size = opts.limit ?? 500;
+        for (let i = 0; i < live.length; i += size) each(live.slice(i, i + size));
+        return Promise.resolve();
       },
       get: (_ns, name) => {
         const t = live.find((x) => x.metadata.name === name);
@@ -89,7 +94,7 @@ function world(nodes: Node[], cached: v2.AITask[], live: v2.AITask[]) {
     log: createLogger('test', { level: 'error', write: () => undefined }),
     namespace: 'a',
   };
-  return { deps, released, statuses, events, lists: () => lists };
+  return { deps, released, statuses, events, lists: () => lists, limits };
 }
 
 test('sweepMarks: an orphan is released only once a live list confirms its AITask is gone', async () => {
@@ -97,6 +102,7 @@ test('sweepMarks: an orphan is released only once a live list confirms its AITas
   const w = world([node('n1', 'u-live', true), node('n2', 'u-gone', true)], [], [shard]);
   const done = await sweepMarks(w.deps);
   assert.equal(w.lists(), 1, 'one live list for the candidates the cache could not place');
+  assert.deepEqual(w.limits, [TASK_PAGE_SIZE], 'read in pages whose bytes the apiserver bounds');
   assert.deepEqual(
     done.map((r) => [r.node, r.why, r.uncordon]),
     [['n2', 'orphaned', true]],

@@ -3,7 +3,9 @@
 // nobody would ever lift the cordon) and marks whose cordon someone else lifted or replaced,
 // and releases them (api/cordon.ts `markRelease` decides, edges/actions.ts patches, each bound to the
 // node's resourceVersion). An orphan is confirmed by a live list of AITasks before anything
-// is released (the cache may lag after a start, or hold only this shard's AITasks). A
+// is released (the cache may lag after a start, or hold only this shard's AITasks), read a
+// page of TASK_PAGE_SIZE at a time keeping only each task's reference, so the tasks' size,
+// which tenants choose, is never held all at once. A
 // dropped mark of an AITask that still exists also leaves its status.cordonedNodes. Runs
 // only on the leader: once when it starts leading, every `intervalMs`, and a second after
 // an AITask is deleted (a tenant's task deleted without its finalizer is released at once).
@@ -21,11 +23,12 @@ import { without } from './decision/vocabulary.ts';
 import type { Actions } from './edges/actions.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { Informer } from './runtime/informer.ts';
+import { TASK_PAGE_SIZE } from './runtime/trim.ts';
 
 /** What the sweep reads and writes. */
 export interface MarkSweepDeps {
   readonly actions: Pick<Actions, 'cordonStates' | 'releaseMark'>;
-  readonly tasks: Pick<AITaskClient, 'listAll' | 'get' | 'replaceStatus'>;
+  readonly tasks: Pick<AITaskClient, 'forEachPage' | 'get' | 'replaceStatus'>;
   readonly taskCache: Pick<Informer<v2.AITask>, 'list'>;
   readonly events: Pick<EventRecorder, 'record'>;
   readonly log: Logger;
@@ -42,15 +45,16 @@ export const DEFAULT_MARK_SWEEP_MS = 300_000;
  */
 export async function sweepMarks(d: MarkSweepDeps): Promise<MarkRelease[]> {
   const nodes = await d.actions.cordonStates();
-  const byUID = new Map<string, v2.AITask>();
+  const byUID = new Map<string, TaskRef>();
   for (const t of d.taskCache.list()) if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, t);
   let exists = (uid: string): boolean => byUID.has(uid);
   const first = staleMarksOf(nodes, exists, d.namespace);
   if (first.length === 0) return [];
   if (first.some((r) => r.why === 'orphaned')) {
     byUID.clear();
-    for (const t of (await d.tasks.listAll(d.namespace)).items)
-      if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, t);
+    await d.tasks.forEachPage(d.namespace, { limit: TASK_PAGE_SIZE }, (items) => {
+      for (const t of items) if (t.metadata.uid !== undefined) byUID.set(t.metadata.uid, taskRef(t));
+    });
     exists = (uid) => byUID.has(uid);
   }
   const done: MarkRelease[] = [];
@@ -80,8 +84,25 @@ export async function sweepMarks(d: MarkSweepDeps): Promise<MarkRelease[]> {
   return done;
 }
 
+/** What the sweep keeps of an AITask: enough to read it again and to name it in an Event. */
+type TaskRef = Pick<v2.AITask, 'apiVersion' | 'kind' | 'metadata'>;
+
+/** `t`'s reference alone (a listed task's spec and status are dropped with its page). */
+function taskRef(t: v2.AITask): TaskRef {
+  const { namespace, name, uid } = t.metadata;
+  return {
+    apiVersion: t.apiVersion,
+    kind: t.kind,
+    metadata: {
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(name !== undefined ? { name } : {}),
+      ...(uid !== undefined ? { uid } : {}),
+    },
+  };
+}
+
 /** Removes `node` from the live status.cordonedNodes of `task` (bound to its resourceVersion) and says so in an Event. */
-async function dropFromStatus(d: MarkSweepDeps, task: v2.AITask, node: string): Promise<void> {
+async function dropFromStatus(d: MarkSweepDeps, task: TaskRef, node: string): Promise<void> {
   const { namespace = '', name = '' } = task.metadata;
   const changed = await retryOnConflict(async () => {
     const live = await d.tasks.get(namespace, name);

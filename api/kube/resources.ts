@@ -76,6 +76,24 @@ export class ResourceClient<T> {
     return this.transport.request<List<T>>({ path: resourcePath(this.type, namespace), query: { ...opts } });
   }
 
+  /**
+   * Lists every page (default page size 500), handing each page's items to `each` before the
+   * next is read, so no more than one page is held: for a list of objects a tenant can make as
+   * large as the apiserver stores, with a `limit` that bounds a page's bytes.
+   */
+  async forEachPage(
+    namespace: string | undefined,
+    opts: Omit<ListOptions, 'continue'>,
+    each: (items: readonly T[]) => void,
+  ): Promise<void> {
+    let cont: string | undefined;
+    do {
+      const page = await this.list(namespace, { limit: 500, ...opts, ...(cont ? { continue: cont } : {}) });
+      each(page.items);
+      cont = page.metadata.continue;
+    } while (cont);
+  }
+
   /** Lists every page (default page size 500). */
   async listAll(namespace: string | undefined, opts: Omit<ListOptions, 'continue'> = {}): Promise<List<T>> {
     const items: T[] = [];

@@ -7,13 +7,16 @@
 // filled to the most the CRD and etcd allow (32 conditions of 32,768 characters and a
 // 200 KiB annotation, ~1.3 MB each) do not stop the operator. The operator runs with the
 // stage's heap bound from the shipped memory limit, so running out of it crashes the
-// process and fails the test. Last, the upgrade: a status written past today's bounds under
+// process and fails the test. A node carrying the cordon mark of a deleted task makes the
+// restarted leader's mark sweep confirm the orphan by listing every AITask, which it reads a
+// page at a time keeping only references (operator/mark-sweep.ts). Last, the upgrade: a status written past today's bounds under
 // the unbounded CRD stays writable once the bounds arrive (the apiserver ratchets unchanged
 // fields), and the operator's own writes to it go through (api/status/bounded.ts).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { AITaskClient } from '../../api/aitask-client.ts';
+import { CORDONED_BY_ANNOTATION, CORDONED_BY_NAMESPACE_ANNOTATION } from '../../api/cordon.ts';
 import { buildCRD, type CustomResourceDefinition } from '../../api/crd.ts';
 import { InvalidError } from '../../api/kube/errors.ts';
 import { CONDITIONS_MAX_ITEMS, MESSAGE_MAX_LENGTH } from '../../api/schema/common.ts';
@@ -230,10 +233,31 @@ test(`${TASKS} AITasks filled to the CRD's bounds: the operator restarts under i
   );
   assert.ok(bytes > 1_200_000, `a filled task is ${bytes} bytes`);
 
+  // The mark of a task deleted without its finalizer: the new leader's first sweep lists every
+  // AITask, all of mallory's filled ones among them, to confirm it is gone.
+  const marked = (await stage.nodes.list(undefined)).items[0]?.metadata.name;
+  assert.ok(marked !== undefined, 'the stage has a node');
+  await stage.nodes.patch(undefined, marked, {
+    metadata: {
+      annotations: {
+        [CORDONED_BY_ANNOTATION]: 'uid-of-a-deleted-task',
+        [CORDONED_BY_NAMESPACE_ANNOTATION]: m.namespace,
+      },
+    },
+  });
+
   // The operator's start reads them all before it is ready; with the heap bound, a list page
   // that does not fit crashes it and restartOperator throws.
   await stage.restartOperator();
   t.diagnostic(`operator restarted with --max-old-space-size=${HEAP_BOUND_MIB}`);
+  await eventually(
+    "the orphaned mark to be released by the new leader's sweep",
+    async () => {
+      const n = await stage.nodes.get(undefined, marked);
+      return n.metadata.annotations?.[CORDONED_BY_ANNOTATION] === undefined ? true : undefined;
+    },
+    120_000,
+  );
   await eventually(
     `the ${TASKS} filled tasks to be refused by the new operator's cache`,
     async () => {
