@@ -32,7 +32,7 @@ import type { Deployment } from './runtime/kinds.ts';
 import { isInFlight, settleDecision, verifyEffect, type Verification } from './decision/settle.ts';
 import { firstSight } from './decision/first-sight.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
-import { recordOutcome } from './decision/outcome.ts';
+import { recordOutcome, withCooldown, type Observed } from './decision/outcome.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
 import type { ActionGate } from './action-gate.ts';
@@ -266,7 +266,8 @@ export class Reconciler {
         task = await this.#writeStatus(task, ev.status, ev.events, log);
         log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
       } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
-    } else task = await this.#act(task, ev, ev.act, prepared, deployment, log);
+    } else
+      task = await this.#act(task, ev, ev.act, prepared, deployment, { target, metric }, intervalMs, log);
     if (approval.consume) await this.#consumeApproval(task);
     return {
       task,
@@ -277,7 +278,7 @@ export class Reconciler {
 
   /**
    * Writes the decision (its pendingDecision is what a restarted operator settles), runs the
-   * action, and writes the outcome.
+   * action, and writes the outcome, with the cooldown it starts (outcome.ts, withCooldown).
    */
   async #act(
     task: v2.AITask,
@@ -285,6 +286,8 @@ export class Reconciler {
     { decision, plan }: NonNullable<Evaluation['act']>,
     prepared: Prepared,
     deployment: Deployment,
+    observed: Observed,
+    intervalMs: number,
     log: Logger,
   ): Promise<v2.AITask> {
     const d = this.#d;
@@ -308,13 +311,14 @@ export class Reconciler {
       action: plan.action,
       outcome: outcome.executed ? 'executed' : outcome.blockedBy === 'ActionFailed' ? 'failed' : 'blocked',
     });
-    const after = recordOutcome(
-      decided,
-      decided.status ?? {},
-      decision,
-      plan,
-      outcome,
-      (d.now ?? Date.now)(),
+    const now = (d.now ?? Date.now)();
+    const after = withCooldown(
+      { ...decided, spec: task.spec },
+      recordOutcome(decided, decided.status ?? {}, decision, plan, outcome, now),
+      observed,
+      now,
+      d.defaults,
+      intervalMs,
     );
     const recorded = await this.#writeStatus(decided, after.status, after.events, log);
     log.info('action finished', {
