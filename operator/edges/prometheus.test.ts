@@ -157,3 +157,31 @@ test("PrometheusClient: every query carries Prometheus' own timeout, the client'
       "execution: context deadline exceeded (Prometheus stopped it at the operator's 2s query timeout)",
   });
 });
+
+test('PrometheusClient: a URL with a path prefix and userinfo is queried under the prefix with basic auth, over IPv4 and IPv6 loopback', async (t) => {
+  const seen: { url: string; auth: string }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ url: req.url ?? '', auth: req.headers.authorization ?? '' });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ status: 'success', data: { resultType: 'scalar', result: [1, '3'] } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '::', r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  for (const host of ['127.0.0.1', '[::1]']) {
+    const client = new PrometheusClient({
+      url: `http://us%20er:p%40ss@${host}:${port}/prom/`,
+      timeoutMs: 2000,
+    });
+    assert.deepEqual(await client.query('up{job="a b"}'), { ok: true, value: 3 });
+  }
+  const basic = `Basic ${Buffer.from('us er:p@ss').toString('base64')}`;
+  const path = `/prom/api/v1/query?query=${encodeURIComponent('up{job="a b"}')}&timeout=2`;
+  assert.deepEqual(seen, [
+    { url: path, auth: basic },
+    { url: path, auth: basic },
+  ]);
+});

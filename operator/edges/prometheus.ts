@@ -124,6 +124,9 @@ const TOO_LARGE = 'ERESPONSETOOLARGE';
 /** An instant-query client for one Prometheus. */
 export class PrometheusClient implements MetricReader {
   readonly #base: string;
+  /** The request options of the base URL (host, port, userinfo, path prefix), worked out once. */
+  readonly #target: http.RequestOptions & { readonly path: string };
+  readonly #https: boolean;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
   /** Idle connections are closed after 30 s, before Prometheus' own idle timeout. */
@@ -142,6 +145,17 @@ export class PrometheusClient implements MetricReader {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new Error(`--prometheus-url must be http(s), got ${url.protocol}`);
     this.#base = url.toString().replace(/\/+$/, '');
+    // As node:url's urlToHttpOptions has them: no brackets around an IPv6 host, userinfo as auth.
+    this.#target = {
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      ...(url.port !== '' ? { port: Number(url.port) } : {}),
+      ...(url.username !== '' || url.password !== ''
+        ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+        : {}),
+      path: url.pathname.replace(/\/+$/, ''),
+    };
+    this.#https = url.protocol === 'https:';
     this.#timeoutMs = opts.timeoutMs ?? 5000;
     this.#maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
@@ -149,12 +163,11 @@ export class PrometheusClient implements MetricReader {
   /** Runs `query` now; never throws. */
   async query(query: string): Promise<MetricObservation> {
     // Seconds as a decimal number, which Prometheus reads with strconv.ParseFloat: "5", "0.25".
-    const url = new URL(
-      `${this.#base}/api/v1/query?query=${encodeURIComponent(query)}&timeout=${this.#timeoutMs / 1000}`,
-    );
+    // The path is built on the options worked out once: no URL is parsed per query.
+    const path = `${this.#target.path}/api/v1/query?query=${encodeURIComponent(query)}&timeout=${this.#timeoutMs / 1000}`;
     let answer: { status: number; text: string };
     try {
-      answer = await this.#get(url);
+      answer = await this.#get(path);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === TOO_LARGE)
@@ -191,10 +204,10 @@ export class PrometheusClient implements MetricReader {
    * Prometheus closed just as it was reused is retried once on a new one, so an idle-close
    * race never shows as "unreachable".
    */
-  #get(url: URL, retry = true): Promise<{ status: number; text: string }> {
-    const agent = url.protocol === 'https:' ? this.#agents.https : this.#agents.http;
+  #get(path: string, retry = true): Promise<{ status: number; text: string }> {
+    const agent = this.#https ? this.#agents.https : this.#agents.http;
     return new Promise((resolve, reject) => {
-      const req = (url.protocol === 'https:' ? https : http).get(url, { agent }, (res) => {
+      const req = (this.#https ? https : http).get({ ...this.#target, path, agent }, (res) => {
         const body = new BoundedBody(this.#maxBytes);
         res.on('data', (c: Buffer) => {
           if (!body.push(c))
@@ -208,7 +221,7 @@ export class PrometheusClient implements MetricReader {
         req.destroy(Object.assign(new Error(`no answer in ${waitMs} ms`), { code: 'ETIMEDOUT' })),
       );
       req.on('error', (err: NodeJS.ErrnoException) => {
-        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(url, false));
+        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(path, false));
         else reject(err);
       });
     });
