@@ -201,6 +201,9 @@ export class Advisor {
       const next = adjustShape(status, text, shape);
       if (next === undefined) break;
       shape = next;
+      // What the server refused is known now, whatever the retry meets: a retry that times
+      // out on a loaded server must not send the next call back to the refused shape.
+      this.#shapes.learn(shapeKey, shape, now());
     }
     this.#shapes.learn(shapeKey, shape, now());
     return { kind: 'done', status, text };

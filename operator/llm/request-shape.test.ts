@@ -293,6 +293,20 @@ void describe('Advisor request shape', () => {
     assert.equal(s.requests.length, 1);
   });
 
+  void test('a refusal is remembered even when the call asked again in the accepted shape times out', async () => {
+    const s = await server({ style: 'openai', apiKey: KEY });
+    const a = advisor({ defaultTimeoutMs: 500 });
+    s.reply({ delayMs: 5_000, then: { json: ADVICE } });
+    const r = await ask(a, s);
+    assert.equal(r.kind === 'fallback' ? r.reason : r.kind, 'LLMTimeout');
+    assert.equal(s.requests.length, 2, 'max_tokens refused, then the timed-out retry');
+    s.reply({ json: ADVICE });
+    const again = await ask(a, s);
+    assert.equal(again.kind, 'advice', JSON.stringify(again));
+    assert.equal(s.requests.length, 3, 'the next call goes out in the accepted shape at once');
+    assert.ok(!('max_tokens' in body(s, 2)));
+  });
+
   void test('a 400 that names no field it sent is not retried', async () => {
     const s = await server({ style: 'lenient' });
     s.reply({ status: 400, message: 'context length exceeded' });
