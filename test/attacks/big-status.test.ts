@@ -304,6 +304,13 @@ function withoutStatusBounds(crd: CustomResourceDefinition): CustomResourceDefin
   };
 }
 
+/**
+ * How long a CRD update may take to reach the apiserver's handler, in ms: it rebuilds the
+ * resource's storage and watch cache, here over the ~123 MiB the case before left, which on a
+ * loaded machine took over the 60 s default.
+ */
+const SCHEMA_SWAP_MS = 240_000;
+
 test('upgrade: a status past the new bounds stays writable where unchanged, and the operator still writes it', async () => {
   const m = stage.mallory;
   const bounded = buildCRD({
@@ -336,24 +343,30 @@ test('upgrade: a status past the new bounds stays writable where unchanged, and 
       lastTransitionTime: T,
     })),
   };
-  await eventually('the unbounded schema to take the legacy status', async () =>
-    m.tasks.patchStatus(m.namespace, 'legacy', legacy).then(
-      () => true,
-      (err: unknown) => {
-        if (err instanceof InvalidError) return undefined;
-        throw err;
-      },
-    ),
+  await eventually(
+    'the unbounded schema to take the legacy status',
+    async () =>
+      m.tasks.patchStatus(m.namespace, 'legacy', legacy).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof InvalidError) return undefined;
+          throw err;
+        },
+      ),
+    SCHEMA_SWAP_MS,
   );
   await installCRD(stage.admin, bounded);
-  await eventually('the bounded schema to refuse a new oversized message', async () =>
-    m.tasks.patchStatus(m.namespace, 'probe', { message: 'z'.repeat(MESSAGE_MAX_LENGTH + 1) }).then(
-      () => undefined,
-      (err: unknown) => {
-        if (err instanceof InvalidError) return true;
-        throw err;
-      },
-    ),
+  await eventually(
+    'the bounded schema to refuse a new oversized message',
+    async () =>
+      m.tasks.patchStatus(m.namespace, 'probe', { message: 'z'.repeat(MESSAGE_MAX_LENGTH + 1) }).then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof InvalidError) return true;
+          throw err;
+        },
+      ),
+    SCHEMA_SWAP_MS,
   );
   // Ratcheting: a write that leaves the oversized fields as they are is accepted.
   await m.tasks.patchStatus(m.namespace, 'legacy', { phase: 'Monitoring' });
