@@ -186,10 +186,13 @@ describe('operator on the harness', { concurrency: true }, () => {
       return now && now.filter((n) => !before.includes(n)).length === 1 ? now : undefined;
     });
     assert.equal(afterPods.filter((n) => before.includes(n)).length, 1, 'exactly one original pod is gone');
-    const o = await eventually('the outcome recorded (the ReplicaSet may replace the pod first)', async () => {
-      const task = await c.tasks.get(ns, 'restart');
-      return task.status?.lastDecision?.executed === true ? task : undefined;
-    });
+    const o = await eventually(
+      'the outcome recorded (the ReplicaSet may replace the pod first)',
+      async () => {
+        const task = await c.tasks.get(ns, 'restart');
+        return task.status?.lastDecision?.executed === true ? task : undefined;
+      },
+    );
     assert.equal(o.status?.phase, 'Healing');
     await eventually('the RestartPod Event', async () =>
       (await eventReasons(ns)).includes('RestartPod') ? true : undefined,

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import type { KubeHttp } from './kube-http.ts';
 import type { Component, ComponentSpec } from './process.ts';
+import { awaitBuild } from './pending-builds.ts';
 import { REQUIRE_REAL_NODE, skipUnlessRequired } from './required.ts';
 
 /** Name and namespace of the CatalogSource the harness creates. */
@@ -35,6 +36,8 @@ export interface OlmContext {
 
 /** What OLM lacks to start from `binDir` (with the command that builds it), or undefined. */
 export function olmMissing(binDir: string): string | undefined {
+  awaitBuild('olm');
+  awaitBuild('opm');
   const missing = ['olm', 'catalog', 'opm', 'olm-crds'].filter((b) => !existsSync(join(binDir, b)));
   return missing.length === 0
     ? undefined

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { defaultBinDir } from '../harness/paths.ts';
+import { awaitBuild } from '../harness/pending-builds.ts';
 import { skipUnlessRequired } from '../harness/required.ts';
 
 /** Path of helm in the build cache. */
@@ -20,6 +21,7 @@ export function helmPath(): string {
  * missing and `variable` (a CI requirement variable) is set.
  */
 export function skipUnlessHelm(variable = 'AIOPS_REQUIRE_VALIDATORS'): string | false {
+  awaitBuild('helm');
   const why = existsSync(helmPath())
     ? undefined
     : `${helmPath()} is missing: run bash test/harness/build-control-plane.sh helm`;

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultBinDir } from '../harness/paths.ts';
+import { awaitBuild } from '../harness/pending-builds.ts';
 import { skipUnlessRequired } from '../harness/required.ts';
 
 /** Repository root. */
@@ -33,7 +34,8 @@ export const MONITORING_CRD_FILES = [
  * `false` when `path` exists; else a skip reason naming the build-control-plane.sh `target`
  * that makes it. Throws instead when AIOPS_REQUIRE_VALIDATORS is set.
  */
-export function skipUnlessPresent(path: string, target: string): string | false {
+export function skipUnlessPresent(path: string, target: 'promtool' | 'monitoring-crds'): string | false {
+  awaitBuild(target);
   const why = existsSync(path)
     ? undefined
     : `${path} is missing: run bash test/harness/build-control-plane.sh ${target}`;

@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { awaitBuild } from '../harness/pending-builds.ts';
 import { skipUnlessRequired } from '../harness/required.ts';
 
 /** Repository root. */
@@ -17,7 +18,7 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export type Validator = 'operator-sdk' | 'opm' | 'krew' | 'validate-krew-manifest';
 
 /** The build-control-plane.sh target that builds each validator. */
-const TARGET: Readonly<Record<Validator, string>> = {
+const TARGET: Readonly<Record<Validator, 'operator-sdk' | 'opm' | 'krew'>> = {
   'operator-sdk': 'operator-sdk',
   opm: 'opm',
   krew: 'krew',
@@ -34,6 +35,7 @@ export function validatorPath(name: Validator): string {
  * Throws when it is missing and AIOPS_REQUIRE_VALIDATORS is set.
  */
 export function skipUnless(name: Validator): string | false {
+  awaitBuild(TARGET[name]);
   const path = validatorPath(name);
   const why = existsSync(path)
     ? undefined

@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { cacheDir } from '../harness/paths.ts';
 import { spawnComponent, type Component } from '../harness/process.ts';
+import { awaitBuild } from '../harness/pending-builds.ts';
 import { skipUnlessRequired } from '../harness/required.ts';
 import { waitFor } from '../harness/wait.ts';
 
@@ -36,6 +37,7 @@ export function llamaPython(): string {
 
 /** Why the real server cannot run here (undefined when it can): the venv or its stamp is missing. */
 export function llamaServerMissing(): string | undefined {
+  awaitBuild('llama');
   const stamp = join(dirname(dirname(llamaPython())), '.aiops-installed');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8').startsWith(`${LLAMA_CPP_PYTHON_VERSION} `))
     return undefined;

@@ -1,0 +1,49 @@
+// awaitBuild against real marks: none without AIOPS_BUILDS_DIR, the mark's text when it is
+// there, and a wait that ends when another process (as a .ci/run lane does) writes the mark.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { awaitBuild } from './pending-builds.ts';
+
+const withDir = (t: { after: (fn: () => void) => void }): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-builds-'));
+  const before = process.env['AIOPS_BUILDS_DIR'];
+  process.env['AIOPS_BUILDS_DIR'] = dir;
+  t.after(() => {
+    if (before === undefined) delete process.env['AIOPS_BUILDS_DIR'];
+    else process.env['AIOPS_BUILDS_DIR'] = before;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+};
+
+test('without AIOPS_BUILDS_DIR it returns at once', () => {
+  const before = process.env['AIOPS_BUILDS_DIR'];
+  delete process.env['AIOPS_BUILDS_DIR'];
+  try {
+    assert.equal(awaitBuild('helm'), undefined);
+  } finally {
+    if (before !== undefined) process.env['AIOPS_BUILDS_DIR'] = before;
+  }
+});
+
+test("a mark already there: its text, ok or the lane's failure", (t) => {
+  const dir = withDir(t);
+  writeFileSync(join(dir, 'helm'), 'ok\n');
+  writeFileSync(join(dir, 'olm'), 'failed: the prometheus lane stopped at olm\n');
+  assert.equal(awaitBuild('helm'), 'ok');
+  assert.equal(awaitBuild('olm'), 'failed: the prometheus lane stopped at olm');
+});
+
+test('it waits until a lane in another process writes the mark', async (t) => {
+  const dir = withDir(t);
+  const tmp = join(dir, '.krew');
+  const lane = spawn('sh', ['-c', `sleep 1; echo ok > "${tmp}"; mv "${tmp}" "${join(dir, 'krew')}"`]);
+  const exited = new Promise<number | null>((resolve) => lane.on('exit', resolve));
+  assert.equal(awaitBuild('krew'), 'ok', 'the mark only the lane writes, a second after it starts');
+  assert.equal(await exited, 0);
+});
