@@ -164,13 +164,15 @@ try {
     if (group.length === 0) return 0;
     const serial = group.filter((f) => f.startsWith('test/real-node/'));
     const parallel = group.filter((f) => !serial.includes(f));
+    // The real-node process takes one of the `concurrency` slots while it has files.
+    const width = serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency;
     if (loaded) hog = startCpuHog();
     say(
-      `running ${parallel.length} test files, ${concurrency} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
+      `running ${parallel.length} test files, ${width} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
     );
     if (interruption) await interruption;
     const codes = await Promise.all([
-      runFiles(parallel, serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency, `${label}-parallel`),
+      runFiles(parallel, width, `${label}-parallel`),
       runFiles(serial, 1, `${label}-real-node`),
     ]);
     // Interrupted, the groups ended because they were stopped: the handler exits, not this.
