@@ -50,6 +50,10 @@ const NS = OPERATORS_NAMESPACE;
 const G = 'aiops.example.com';
 const [previous, current] = RELEASES.slice(-2);
 const VERSIONS = ['v1alpha1', 'v1', 'v2'] as const;
+/** The error of a read inside either certificate window of an upgrade (docs/install.md). */
+const WINDOW_SYMPTOM = /x509: certificate signed by unknown authority/;
+/** Failed reads in a row, one a second, that a window may cost before it is a regression. */
+const MAX_FAILED_IN_A_ROW = 3;
 /** The unsafe next release: its CRD no longer lists v1, which objects are still stored at. */
 const UNSAFE: Release = { version: '1.1.0', channels: ['candidate', 'stable'], date: '2026-12-01' };
 const unsafeCRD = crdOfRelease(
@@ -243,8 +247,12 @@ describe(
         join(root, 'bundle/catalog-inline'),
       );
       stoppers.push(() => published?.stop() ?? Promise.resolve());
-      // Reads that need conversion, once a second through the upgrade: the README promises
-      // one to three fail, so more than three is a regression (the causes are reported).
+      // Reads that need conversion, once a second through the upgrade. docs/install.md says a
+      // read fails only inside one of two windows the operator closes (x509 unknown authority)
+      // and only briefly. How many windows there are is OLM's doing (each time its InstallPlan
+      // writes the bundle's CRD, more when a loaded machine makes it retry, plus each pod it
+      // replaces), so what is asserted is the cause of every failure and that none lasts: at
+      // most MAX_FAILED_IN_A_ROW failed reads in a row (the causes and the timeline are reported).
       const upgrade = { running: true };
       const timeline = recordTimeline({
         kubeconfig: cluster.kubeconfigPath,
@@ -255,16 +263,22 @@ describe(
       });
       const failed: number[] = [];
       const why = new Map<string, number>();
+      const causes = new Set<string>();
       let samples = 0;
+      let inARow = 0;
+      let mostInARow = 0;
       const sampler = (async () => {
         while (upgrade.running) {
           samples++;
           try {
             kubectl(['get', `aitasks.v2.${G}`, 'stable', '-n', 'shop', '-o', 'name']);
+            inARow = 0;
           } catch (err) {
             failed.push(Date.now());
+            mostInARow = Math.max(mostInARow, ++inARow);
             const text = (err as Error).message;
             const cause = /conversion webhook[^\n]*?: Post "[^"]*": ([^\n]*)/.exec(text)?.[1] ?? text;
+            causes.add(cause);
             const short = cause.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 120);
             timeline.mark(`read failed: ${short}`);
             // The CRD's caBundle just after: none (an InstallPlan's bundle copy of the CRD), the
@@ -297,14 +311,22 @@ describe(
       const happened = timeline.stop();
       t.diagnostic(
         `reads needing conversion that failed during the upgrade: ${failed.length}` +
-          (failed.length > 0 ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s` : ''),
+          (failed.length > 0
+            ? ` over ${((failed.at(-1) ?? 0) - (failed[0] ?? 0)) / 1000} s, at most ${mostInARow} in a row`
+            : ''),
       );
       for (const [cause, n] of why) t.diagnostic(`  ${n}× ${cause}`);
       if (failed.length > 0) t.diagnostic(`the upgrade as it happened:\n${happened.join('\n')}`);
       assert.ok(samples > 0, 'the sampler read at least once during the upgrade');
+      const reported = [...why].map(([c, n]) => `${n}× ${c}`).join('; ');
+      assert.deepEqual(
+        [...causes].filter((c) => !WINDOW_SYMPTOM.test(c)),
+        [],
+        `every failed read is one of the two certificate windows (docs/install.md): ${reported}`,
+      );
       assert.ok(
-        failed.length <= 3,
-        `${failed.length} of ${samples} reads needing conversion failed during the upgrade (the README says one to three): ${[...why].map(([c, n]) => `${n}× ${c}`).join('; ')}`,
+        mostInARow <= MAX_FAILED_IN_A_ROW,
+        `${mostInARow} reads needing conversion failed in a row during the upgrade (docs/install.md: briefly, at most ${MAX_FAILED_IN_A_ROW}); ${failed.length} of ${samples} failed: ${reported}`,
       );
       await eventually(
         `${csvName(previous.version)} replaced and removed`,
