@@ -50,13 +50,16 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
   const length = Number(req.headers['content-length'] ?? 0);
   const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
   if (declared > ctx.maxBody) {
-    reject(
+    refuseAfterBody(
       req,
       res,
       ctx,
-      413,
-      `request body of ${declared} bytes exceeds the limit of ${ctx.maxBody}`,
-      'body_too_large',
+      {
+        code: 413,
+        message: `request body of ${declared} bytes exceeds the limit of ${ctx.maxBody}`,
+        reason: 'body_too_large',
+      },
+      0,
     );
     return;
   }
@@ -78,12 +81,20 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     cutOff(429, 'other callers need the webhook; retry shortly', 'overloaded'),
   );
   if (typeof share === 'string') {
-    cutOff(
-      429,
-      share === 'peer_share'
-        ? "this address's requests hold its share of the webhook; retry once they are answered"
-        : 'too many conversion reviews in flight; retry shortly',
-      share,
+    refuseAfterBody(
+      req,
+      res,
+      ctx,
+      {
+        code: 429,
+        message:
+          share === 'peer_share'
+            ? "this address's requests hold its share of the webhook; retry once they are answered"
+            : 'too many conversion reviews in flight; retry shortly',
+        reason: share,
+        headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+      },
+      0,
     );
     return;
   }
@@ -102,7 +113,19 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     if (size > ctx.maxBody) {
       aborted = true;
       chunks.length = 0;
-      reject(req, res, ctx, 413, `request body exceeds the limit of ${ctx.maxBody} bytes`, 'body_too_large');
+      clearTimeout(bodyTimer);
+      share();
+      refuseAfterBody(
+        req,
+        res,
+        ctx,
+        {
+          code: 413,
+          message: `request body exceeds the limit of ${ctx.maxBody} bytes`,
+          reason: 'body_too_large',
+        },
+        size,
+      );
       return;
     }
     chunks.push(chunk);
@@ -236,6 +259,58 @@ function releaseSoon(): void {
   releaseTimer = setTimeout(fullCollection, 1000).unref();
 }
 
+/** A refusal: its status, the message a Status body carries, the failure reason it is counted and logged under. */
+interface Refusal {
+  code: 413 | 429;
+  message: string;
+  reason: string;
+  /** Sent beside `Connection: close`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Refuses a request (counted and logged at once) but answers only once its body is read and
+ * dropped, up to twice the body limit in all and within the deadline of a body that size
+ * (`deadlineFor`); past either it answers at once, as it does a body declared bigger.
+ * Closing a connection with bytes unread makes the kernel reset it, and a reset makes the
+ * client's kernel drop the answer the client has not read yet: a client that sends its
+ * whole body before reading (as HTTP/1.1 clients without `Expect: 100-continue` do) would
+ * see a broken pipe instead of the refusal. Read to its end, the connection closes cleanly
+ * after the answer. A refused body holds no share of bytes and no slot while it is dropped;
+ * its connection counts in its address's share.
+ */
+function refuseAfterBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: Ctx,
+  refusal: Refusal,
+  read: number,
+): void {
+  const most = 2 * ctx.maxBody;
+  const length = Number(req.headers['content-length'] ?? 0);
+  const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
+  countRefusal(req, ctx, refusal.code, refusal.message, refusal.reason);
+  let answered = false;
+  const answer = (): void => {
+    if (answered) return;
+    answered = true;
+    clearTimeout(timer);
+    sendRefusal(req, res, refusal.code, refusal.message, { Connection: 'close', ...refusal.headers });
+  };
+  const timer = setTimeout(answer, ctx.deadlineFor(declared > 0 ? declared : most));
+  res.once('close', () => clearTimeout(timer));
+  if (declared > most || read > most || req.complete) {
+    answer();
+    return;
+  }
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > most) answer();
+  });
+  req.once('end', answer);
+  req.resume();
+}
+
 function reject(
   req: IncomingMessage,
   res: ServerResponse,
@@ -245,6 +320,12 @@ function reject(
   reason: string,
   headers: Record<string, string> = { Connection: 'close' },
 ): void {
+  countRefusal(req, ctx, code, message, reason);
+  sendRefusal(req, res, code, message, headers);
+}
+
+/** Counts and logs (once per address and reason per minute) a refusal as it is decided. */
+function countRefusal(req: IncomingMessage, ctx: Ctx, code: number, message: string, reason: string): void {
   ctx.metrics.requests.inc({ code: String(code), result: 'Failure' });
   ctx.metrics.failures.inc({ reason });
   const peer = req.socket.remoteAddress ?? '';
@@ -257,6 +338,16 @@ function reject(
       peer,
       ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
     });
+}
+
+/** Answers a refusal as a Status and drops whatever of the body is still to come. */
+function sendRefusal(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: number,
+  message: string,
+  headers: Record<string, string>,
+): void {
   send(
     res,
     code,
