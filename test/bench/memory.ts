@@ -60,6 +60,16 @@ export function imageRuntime(dockerfile: string): { env: Record<string, string>;
   return { env, nodeFlags };
 }
 
+/**
+ * The environment of a container of the image: `env` (the image's ENV, or a variant of it,
+ * plus what a Deployment would set) over the PATH and HOME every container has, and nothing
+ * else of this machine's (a NODE_EXTRA_CA_CERTS or NODE_OPTIONS set here would make Node load
+ * what the operator as deployed never does, and skew its start and memory).
+ */
+export function containerEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', HOME: '/home/node', ...env };
+}
+
 /** Resident set size of `pid` in bytes. */
 function rss(pid: number): number {
   const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -80,7 +90,7 @@ async function spawnReady(args: readonly string[], env: Record<string, string>, 
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
+    env: containerEnv(env),
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));

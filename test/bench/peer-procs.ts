@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { sleep } from './fixtures.ts';
+import { containerEnv } from './memory.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -132,22 +133,16 @@ export interface RunnerContext {
   readonly extraNodeFlags: readonly string[];
 }
 
-/** The environment of a child: this process's, less every variable the image sets, plus `env`. */
-function childEnv(imageKeys: readonly string[], env: Record<string, string>): NodeJS.ProcessEnv {
-  const kept = Object.entries(process.env).filter(([k]) => !imageKeys.includes(k));
-  return { ...Object.fromEntries(kept), ...env };
-}
-
 /**
- * The operator bundle run by `node nodeFlags bundle` with the environment `env` (nothing else
- * of the image's), leader election and the hosted webhook on, as memory.ts runs it.
+ * The operator bundle run by `node nodeFlags bundle` in a container's environment with `env`
+ * (memory.ts's containerEnv: nothing of this machine's), leader election and the hosted
+ * webhook on, as memory.ts runs it.
  */
 export function bundleRunner(
   ctx: RunnerContext,
   label: string,
   nodeFlags: readonly string[],
   env: Record<string, string>,
-  imageKeys: readonly string[],
 ): Runner {
   return {
     label,
@@ -173,7 +168,7 @@ export function bundleRunner(
           `--max-concurrent-reconciles=${workers}`,
           '--log-level=warn',
         ],
-        childEnv(imageKeys, env),
+        containerEnv(env),
         `http://127.0.0.1:${health}/readyz`,
         `http://127.0.0.1:${metrics}/metrics`,
       );
@@ -209,7 +204,7 @@ export function goRunner(ctx: RunnerContext, binary: string): Runner {
           `--max-concurrent-reconciles=${workers}`,
           '--zap-log-level=error',
         ],
-        { ...process.env },
+        containerEnv({}),
         `http://127.0.0.1:${health}/readyz`,
         `http://127.0.0.1:${metrics}/metrics`,
       );

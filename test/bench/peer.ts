@@ -34,7 +34,7 @@ import {
   sleep,
   type Clients,
 } from './fixtures.ts';
-import { imageRuntime } from './memory.ts';
+import { containerEnv, imageRuntime } from './memory.ts';
 import {
   apiserverRequests,
   buildGoPeer,
@@ -99,21 +99,15 @@ function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runne
   const keys = Object.keys(image.env);
   const out: Runner[] = [
     goRunner(ctx, goBinary),
-    bundleRunner(ctx, 'TS as deployed', image.nodeFlags, image.env, keys),
+    bundleRunner(ctx, 'TS as deployed', image.nodeFlags, image.env),
   ];
   for (const bundle of (process.env['AIOPS_BENCH_PEER_BASELINE'] ?? '').split(',').filter((b) => b !== ''))
     out.push(
-      bundleRunner(
-        { ...ctx, bundle },
-        `  ${basename(bundle)}, as deployed`,
-        image.nodeFlags,
-        image.env,
-        keys,
-      ),
+      bundleRunner({ ...ctx, bundle }, `  ${basename(bundle)}, as deployed`, image.nodeFlags, image.env),
     );
   if (!variants) return out;
   // The flag the image's entrypoint dropped (api/full-gc.ts says why), so its cost stays measured.
-  out.push(bundleRunner(ctx, '  with --expose-gc', [...image.nodeFlags, '--expose-gc'], image.env, keys));
+  out.push(bundleRunner(ctx, '  with --expose-gc', [...image.nodeFlags, '--expose-gc'], image.env));
   for (const flag of image.nodeFlags)
     out.push(
       bundleRunner(
@@ -121,12 +115,11 @@ function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runne
         `  without ${flag}`,
         image.nodeFlags.filter((f) => f !== flag),
         image.env,
-        keys,
       ),
     );
   for (const key of keys) {
     const env = Object.fromEntries(Object.entries(image.env).filter(([k]) => k !== key));
-    out.push(bundleRunner(ctx, `  without ${key}`, image.nodeFlags, env, keys));
+    out.push(bundleRunner(ctx, `  without ${key}`, image.nodeFlags, env));
   }
   return out;
 }
@@ -165,7 +158,7 @@ async function floor(certDir?: string): Promise<{ readyMs: number; rss: number }
     const p = await spawnReady(
       process.execPath,
       [...image.nodeFlags, '-e', program],
-      { ...process.env, ...image.env },
+      containerEnv(image.env),
       `http://127.0.0.1:${port}/`,
     );
     ready.push(p.readyMs);

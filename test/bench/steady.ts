@@ -365,7 +365,7 @@ export async function bench(env: Environment): Promise<void> {
       certDir: createServingCert(join(dir, 'certs')).dir,
       extraNodeFlags: (process.env['AIOPS_BENCH_PEER_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''),
     };
-    const ts = bundleRunner(runnerCtx, 'TS as deployed', image.nodeFlags, image.env, Object.keys(image.env));
+    const ts = bundleRunner(runnerCtx, 'TS as deployed', image.nodeFlags, image.env);
     const go = goRunner(runnerCtx, goBinary);
     const loads = [load()];
     say(
