@@ -59,7 +59,7 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
         message: `request body of ${declared} bytes exceeds the limit of ${ctx.maxBody}`,
         reason: 'body_too_large',
       },
-      0,
+      { declared, read: 0 },
     );
     return;
   }
@@ -94,7 +94,7 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
         reason: share,
         headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
       },
-      0,
+      { declared, read: 0 },
     );
     return;
   }
@@ -124,7 +124,7 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
           message: `request body exceeds the limit of ${ctx.maxBody} bytes`,
           reason: 'body_too_large',
         },
-        size,
+        { declared, read: size },
       );
       return;
     }
@@ -277,18 +277,19 @@ interface Refusal {
  * whole body before reading (as HTTP/1.1 clients without `Expect: 100-continue` do) would
  * see a broken pipe instead of the refusal. Read to its end, the connection closes cleanly
  * after the answer. A refused body holds no share of bytes and no slot while it is dropped;
- * its connection counts in its address's share.
+ * its connection counts in its address's share. `body`: its declared Content-Length (0 when
+ * none) and the bytes already read.
  */
 function refuseAfterBody(
   req: IncomingMessage,
   res: ServerResponse,
   ctx: Ctx,
   refusal: Refusal,
-  read: number,
+  body: { readonly declared: number; readonly read: number },
 ): void {
   const most = 2 * ctx.maxBody;
-  const length = Number(req.headers['content-length'] ?? 0);
-  const declared = Number.isSafeInteger(length) && length > 0 ? length : 0;
+  const { declared } = body;
+  let { read } = body;
   countRefusal(req, ctx, refusal.code, refusal.message, refusal.reason);
   let answered = false;
   const answer = (): void => {
