@@ -254,7 +254,12 @@ describe('LLM advisor on the harness', { concurrency: true }, () => {
     servers.push(vllm);
     await c.deployments.create(ns, deployment('web', 1));
     await metrics.set(ns, 5);
-    await c.tasks.create(ns, llmTask('web', ns, vllm.endpoint));
+    const spec = llmTask('web', ns, vllm.endpoint);
+    // A cooldown keeps the executed decision as lastDecision: with none, the next intervals
+    // scale to maxReplicas and then record AtMaxReplicas, and a poll on a busy machine can
+    // miss the executed one in between.
+    spec.spec.remediation = { ...spec.spec.remediation, cooldownSeconds: 3600 };
+    await c.tasks.create(ns, spec);
     await operatorFor(ns, metrics.prometheus.url, t, [], {
       AIOPS_LLM_ENDPOINT_ALLOWLIST: new URL(vllm.endpoint).origin,
       AIOPS_LLM_MAX_COMPLETION_TOKENS: '150',
