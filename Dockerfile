@@ -1,8 +1,9 @@
 # The operator image: Node 24, non-root, runs with a read-only root filesystem. The build
 # stage installs every dependency and bundles the operator with esbuild (`npm run build` →
-# dist/operator/: main.mjs, which inlines every dependency the operator runs at start, with the
-# chunks and vendor packages only some installs load beside it); the runtime stage ships that
-# directory on the Node base image, without npm's tree, sources or dev tools.
+# dist/operator/: operator.mjs, which inlines every dependency the operator runs at start, with the
+# chunks and vendor packages only some installs load beside it, and main.mjs, which starts it
+# with V8's compile cache); the runtime stage ships that directory on the Node base image,
+# without npm's tree, sources or dev tools.
 # Build: v=$(node -p 'require("./package.json").version'); docker build --build-arg VERSION=$v --build-arg REVISION=$(git rev-parse HEAD) -t registry.example.com/aiops/aiops-operator:v$v .
 # Here (no Docker): npm run image  (buildah, BASE=localhost/aiops/node-base:24, a Node 24 base
 # made locally under a name of its own, so it never stands in for the real node:24-slim)
@@ -14,7 +15,15 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --prefer-offline --no-audit --no-fund
 COPY . .
 # Source maps stay out of the image (Node reads none without --enable-source-maps).
-RUN npm run build && rm dist/operator/*.map dist/operator/vendor/*.map
+RUN npm run build && rm -r dist/operator/*.map dist/operator/vendor/*.map dist/operator/compile-cache
+# V8's compile cache of the operator's code (dist/operator/compile-cache/, which main.mjs turns on)
+# made again (the build's, root's, is removed) by this base's node as the user the image runs as:
+# Node keys the cache by its version and the user's id, and ignores one made by another. Made in a
+# copy that user owns; the cache is portable (keyed by paths relative to it), so the copy's place
+# is not part of it.
+USER 1000:1000
+RUN cp -r dist/operator /tmp/operator && node /tmp/operator/main.mjs --help > /dev/null \
+    && chmod -R a+rX,go-w /tmp/operator/compile-cache
 
 FROM ${BASE}
 ARG BASE
@@ -38,7 +47,7 @@ ENV NODE_ENV=production
 ENV MALLOC_ARENA_MAX=2
 ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
-COPY --from=build /src/dist/operator ./dist/operator
+COPY --from=build --chown=0:0 /tmp/operator ./dist/operator
 # The image's unprivileged `node` user, by number so that runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 9443 8443 8081

@@ -25,7 +25,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { load } from 'js-yaml';
-import { bundleOperator, common, MIN_NODE_MAJOR, OPERATOR_MAIN, trimClientNode } from './lib/esbuild.ts';
+import {
+  bundleOperator,
+  common,
+  MIN_NODE_MAJOR,
+  OPERATOR_CODE,
+  OPERATOR_MAIN,
+  trimClientNode,
+} from './lib/esbuild.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -318,6 +325,7 @@ async function main(): Promise<void> {
   const built = [
     ...ENTRIES.map((e) => `dist/${e.out}`),
     `dist/operator/${OPERATOR_MAIN}`,
+    `dist/operator/${OPERATOR_CODE}`,
     'dist/kubectl-aiops',
     'dist/kubectl_complete-aiops',
   ];
