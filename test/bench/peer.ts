@@ -363,7 +363,7 @@ export async function bench(env: Environment): Promise<void> {
           ms(median(d.ready)),
           ms(goReady),
           x(median(d.ready), goReady),
-          `≤ 200 ms (Node floor ${ms(fl.readyMs)})`,
+          `≤ 100 ms (Node floor ${ms(fl.readyMs)})`,
         ),
         row(
           'apiserver requests per AITask, 4 workers',
