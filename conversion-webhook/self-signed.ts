@@ -3,9 +3,11 @@
 // leaf signed by it. ECDSA P-256 through WebCrypto; @peculiar/x509 writes the X.509.
 
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
+// Node's WebCrypto through its global, which loads it on first use (as `webcrypto` of
+// node:crypto does; the operator's bundle reads every named import of a built-in at start).
+const webcrypto = globalThis.crypto;
 x509.cryptoProvider.set(webcrypto);
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 86_400_000;

@@ -207,7 +207,8 @@ export class PrometheusClient implements MetricReader {
   #get(path: string, retry = true): Promise<{ status: number; text: string }> {
     const agent = this.#https ? this.#agents.https : this.#agents.http;
     return new Promise((resolve, reject) => {
-      const req = (this.#https ? https : http).get({ ...this.#target, path, agent }, (res) => {
+      const get = this.#https ? https.get : http.get;
+      const req = get({ ...this.#target, path, agent }, (res) => {
         const body = new BoundedBody(this.#maxBytes);
         res.on('data', (c: Buffer) => {
           if (!body.push(c))
