@@ -3,7 +3,8 @@
 // install runs; the X.509 code, the PromQL parser and client-node's proxy and cloud-auth
 // packages sit beside it and load on first use from where the bundle looks for them; and no
 // file has a character outside ASCII (one would make V8 keep the file's whole source as a
-// two-byte string); main.mjs starts it from the V8 compile cache made at build.
+// two-byte string); main.mjs starts it from the V8 compile cache made at build; and a start
+// loads none of the built-in modules that only features it does not use need.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -98,4 +99,26 @@ test('main.mjs starts the operator from the compile cache made at build, after t
     run.stderr.includes(`V8 code cache for ESM ${code} was accepted`),
     `the cache of ${code} was not used:\n${run.stderr.slice(0, 2000)}`,
   );
+});
+
+test('a start loads none of the built-ins that only features it does not use need', () => {
+  // Node's list of the built-in modules this process loaded, printed as it exits.
+  const hook = `process.on('exit', () => process.stderr.write(JSON.stringify(process.moduleLoadList)));`;
+  const run = spawnSync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, join(dir, OPERATOR_MAIN), '--help'],
+    { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  const loaded = new Set(JSON.parse(run.stderr) as string[]);
+  assert.ok(loaded.has('NativeModule tls'), 'the list is the one of this start');
+  const unused = {
+    zlib: "prom-client's Pushgateway",
+    'internal/fs/promises': 'node:fs/promises (readline and the file watchers with it)',
+    'internal/deps/undici/undici': "node:http's WebSocket getter",
+    'internal/crypto/webcrypto': 'WebCrypto, for self-signed certificates only',
+    'internal/http2/core': 'HTTP/2',
+  };
+  for (const [mod, what] of Object.entries(unused))
+    assert.ok(!loaded.has(`NativeModule ${mod}`), `${mod} (${what}) is loaded at start`);
 });
