@@ -237,9 +237,9 @@ function operatorEntry(): string {
  * `--help`, which loads every module OPERATOR_MAIN loads at start and exits; what the run writes
  * is the compiled code of each module's top level, as V8 caches it after compiling.
  */
-export function warmCompileCache(outdir: string, node = process.execPath): void {
+function warmCompileCache(outdir: string): void {
   rmSync(join(outdir, COMPILE_CACHE_DIR), { recursive: true, force: true });
-  execFileSync(node, [join(outdir, OPERATOR_MAIN), '--help'], {
+  execFileSync(process.execPath, [join(outdir, OPERATOR_MAIN), '--help'], {
     stdio: 'ignore',
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
   });
