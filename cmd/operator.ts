@@ -151,12 +151,13 @@ async function run(o: OperatorOptions): Promise<void> {
   // The hosted webhook's series, served on the operator's /metrics (behind TokenReview and
   // SubjectAccessReview when secure); the webhook port serves none. The process series are
   // the operator's own.
-  let webhookMetrics: WebhookMetrics | undefined;
+  const webhookMetrics = flags.webhookPort === undefined ? undefined : createMetrics(false);
   let certTimer: NodeJS.Timeout | undefined;
   let stopFollowing = (): void => undefined;
   let stopKeyRetries = (): void => undefined;
   let stopCAChecks = (): void => undefined;
-  if (flags.webhookPort !== undefined) {
+  /** Starts the hosted webhook: its stash key, its certificate with --self-signed-cert, its server. */
+  const host = async (port: number, metrics: WebhookMetrics): Promise<void> => {
     const log = o.log.with({ component: 'conversion-webhook' });
     const keySecret = {
       transport: await transportOf(o),
@@ -191,23 +192,23 @@ async function run(o: OperatorOptions): Promise<void> {
       }, flags.certSyncInterval * 1000);
       certTimer.unref();
     }
-    webhookMetrics = createMetrics(false);
     webhook = await startWebhookServer({
-      port: flags.webhookPort,
+      port,
       host: o.bindAddress,
       cert: certPathsIn(flags.webhookCertDir),
       logger: log,
-      metrics: webhookMetrics,
+      metrics,
       stashKey,
       maxConcurrentReviews: flags.webhookMaxConcurrentReviews,
     });
+    const server = webhook;
     if (!(stashKey instanceof Uint8Array))
-      stopKeyRetries = provideConversionKey({ ...keySecret, server: webhook, log });
+      stopKeyRetries = provideConversionKey({ ...keySecret, server, log });
     stopCAChecks = checkCABundleOnRejection({
       transport: await transportOf(o),
       crdName: CRD_NAME,
-      server: webhook,
-      metrics: webhookMetrics,
+      server,
+      metrics,
       log,
     });
     if (flags.webhookCertFromSecret !== undefined) {
@@ -218,16 +219,33 @@ async function run(o: OperatorOptions): Promise<void> {
         transport,
         namespace,
         name: flags.webhookCertFromSecret,
-        server: webhook,
+        server,
         log,
         ...(service
           ? { onCA: conversionCABundleKeeper({ transport, crdName: CRD_NAME, service, log }) }
           : {}),
       });
     }
-  }
+  };
+  // The webhook starts beside the operator rather than before it: each waits on the apiserver
+  // (the stash key's GET; the operator's LISTs and Lease) while the other runs. /readyz waits
+  // for both, so the Service sends no conversion here before the webhook serves. A webhook
+  // that cannot start stops the process with its error, as before the operator started.
+  let hosted = webhookMetrics === undefined;
+  const hosting =
+    flags.webhookPort === undefined || webhookMetrics === undefined
+      ? Promise.resolve()
+      : host(flags.webhookPort, webhookMetrics);
+  const hostFailed = new Promise<Error>((resolve) => {
+    hosting.then(
+      () => (hosted = true),
+      (err: unknown) => resolve(err as Error),
+    );
+  });
   const withHosted: OperatorOptions =
-    webhookMetrics === undefined ? o : { ...o, hostedMetrics: webhookMetrics.registry };
+    webhookMetrics === undefined
+      ? o
+      : { ...o, hostedMetrics: webhookMetrics.registry, hostedReady: () => hosted };
   const op = await startOperator(
     o.metricsSecure
       ? {
@@ -295,7 +313,11 @@ async function run(o: OperatorOptions): Promise<void> {
       void stop(0, sig === 'SIGTERM' ? flags.webhookShutdownDelay * 1000 : 0);
     });
   }
-  await stop(await Promise.race([op.finished, migrationFailed]));
+  const webhookFailed = hostFailed.then((err) => {
+    process.stderr.write(`operator: ${err.message}\n`);
+    return 1;
+  });
+  await stop(await Promise.race([op.finished, migrationFailed, webhookFailed]));
 }
 
 command.parseAsync(process.argv).catch((err: unknown) => {

@@ -114,6 +114,12 @@ export interface OperatorOptions {
   readonly metricsTLS?: Pick<SecureMetrics, 'pair' | 'watch'>;
   /** Metrics of a component this process hosts (the conversion webhook), served on /metrics beside the operator's; none by default. */
   readonly hostedMetrics?: Registry;
+  /**
+   * Whether a component this process hosts is serving yet (the conversion webhook, which
+   * starts beside the operator): /readyz answers 200 only once it is and the caches synced.
+   * Default: nothing hosted to wait for.
+   */
+  readonly hostedReady?: () => boolean;
   /** Watch only this namespace (default: all). */
   readonly namespace?: string;
   /** Reconcile only AITasks matching this label selector (default: all). */
@@ -328,7 +334,10 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     throw new Error('--metrics-secure needs a serving certificate (metricsTLS), and none was given');
   const authorizer = new MetricsAuthorizer(transport);
   const servers = await startServers(
-    { ready: () => taskCache.synced && deployments.synced, registry: telemetry.registry },
+    {
+      ready: () => taskCache.synced && deployments.synced && (o.hostedReady?.() ?? true),
+      registry: telemetry.registry,
+    },
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
     { host: o.healthHost ?? o.bindAddress, port: o.healthPort },
     o.metricsSecure && o.metricsTLS !== undefined
