@@ -148,10 +148,11 @@ function transportOf(o: OperatorOptions): Promise<KubeTransport> {
 async function run(o: OperatorOptions): Promise<void> {
   const flags = command.opts<WebhookFlags>();
   let webhook: WebhookServer | undefined;
-  // The hosted webhook's series, served on the operator's /metrics (behind TokenReview and
+  // The hosted webhook (with --webhook-port) and its series, served on the operator's /metrics (behind TokenReview and
   // SubjectAccessReview when secure); the webhook port serves none. The process series are
   // the operator's own.
-  const webhookMetrics = flags.webhookPort === undefined ? undefined : createMetrics(false);
+  const hostedWebhook =
+    flags.webhookPort === undefined ? undefined : { port: flags.webhookPort, metrics: createMetrics(false) };
   let certTimer: NodeJS.Timeout | undefined;
   let stopFollowing = (): void => undefined;
   let stopKeyRetries = (): void => undefined;
@@ -231,11 +232,9 @@ async function run(o: OperatorOptions): Promise<void> {
   // (the stash key's GET; the operator's LISTs and Lease) while the other runs. /readyz waits
   // for both, so the Service sends no conversion here before the webhook serves. A webhook
   // that cannot start stops the process with its error, as before the operator started.
-  let hosted = webhookMetrics === undefined;
+  let hosted = hostedWebhook === undefined;
   const hosting =
-    flags.webhookPort === undefined || webhookMetrics === undefined
-      ? Promise.resolve()
-      : host(flags.webhookPort, webhookMetrics);
+    hostedWebhook === undefined ? Promise.resolve() : host(hostedWebhook.port, hostedWebhook.metrics);
   const hostFailed = new Promise<Error>((resolve) => {
     hosting.then(
       () => (hosted = true),
@@ -243,9 +242,9 @@ async function run(o: OperatorOptions): Promise<void> {
     );
   });
   const withHosted: OperatorOptions =
-    webhookMetrics === undefined
+    hostedWebhook === undefined
       ? o
-      : { ...o, hostedMetrics: webhookMetrics.registry, hostedReady: () => hosted };
+      : { ...o, hostedMetrics: hostedWebhook.metrics.registry, hostedReady: () => hosted };
   const op = await startOperator(
     o.metricsSecure
       ? {
