@@ -12,7 +12,8 @@
 //        --busy (or `npm run test:busy`): a process spins on every core for the whole run
 //        (scripts/test/cpu-hog.ts), so a test that holds only on an idle machine fails.
 //        --busy=PREFIX,...: the files whose path starts with a PREFIX run first beside the
-//        hog, then the others without it, on the same environment (what .ci/run does).
+//        hog, in the order of the prefixes, then the others without it, on the same
+//        environment (what .ci/run does).
 // Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once), AIOPS_KEEP_CLUSTER=1 keeps the dir.
 // Interrupted (SIGINT, SIGTERM), it stops the CPU hog, every process the tests started, then
 // the environment, and exits 130 or 143.
@@ -26,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
 import { startEnvironment } from '../test/support/environment.ts';
-import { parseTestArgs, runsBusy } from './test/args.ts';
+import { busyOrder, parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
 
@@ -181,7 +182,7 @@ try {
     hog = undefined;
     return codes.some((c) => c !== 0) ? 1 : 0;
   };
-  const busyCode = await runPhase(files.filter(isBusy), true, 'busy');
+  const busyCode = await runPhase(busyOrder(busyPrefixes, files), true, 'busy');
   const quietCode = await runPhase(
     files.filter((f) => !isBusy(f)),
     false,
