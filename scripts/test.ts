@@ -10,7 +10,9 @@
 // Usage: npm test [-- [--busy[=PREFIX,...]] FILE...]   (default: every *.test.ts outside
 //        node_modules and dist)
 //        --busy (or `npm run test:busy`): a process spins on every core for the whole run
-//        (scripts/test/cpu-hog.ts), so a test that holds only on an idle machine fails.
+//        (scripts/test/cpu-hog.ts), so a test that holds only on an idle machine fails; under
+//        .ci/run (AIOPS_BUILDS_DIR) it starts once the build lanes, which load every core
+//        until then, have ended.
 //        --busy=PREFIX,...: the files whose path starts with a PREFIX run first beside the
 //        hog, in the order of the prefixes, then the others without it, on the same
 //        environment (what .ci/run does).
@@ -27,6 +29,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
+import { buildsPending } from '../test/harness/pending-builds.ts';
 import { startEnvironment } from '../test/support/environment.ts';
 import { busyOrder, parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
@@ -112,6 +115,34 @@ const started = Date.now();
 const timesDir = mkdtempSync(join(tmpdir(), 'aiops-test-times-'));
 const reporter = join(root, 'scripts/test/file-times-reporter.ts');
 let hog: CpuHog | undefined;
+/** While .ci/run's builds still run: the poll that starts the hog once they have all ended. */
+let hogWait: ReturnType<typeof setInterval> | undefined;
+/** Stops the hog, or the wait to start it. */
+const stopHog = async (): Promise<void> => {
+  clearInterval(hogWait);
+  hogWait = undefined;
+  await hog?.stop();
+  hog = undefined;
+};
+/**
+ * Starts the CPU hog, or, while .ci/run's build lanes still compile (buildsPending), once they
+ * have all ended: until then they load every core, and a hog beside them would take the CPU the
+ * builds the later files wait for need, without loading the tests more.
+ */
+const startHog = (): string => {
+  if (!buildsPending()) {
+    hog = startCpuHog();
+    return `, beside a CPU hog on each of ${hog.pids.length} cores`;
+  }
+  hogWait = setInterval(() => {
+    if (buildsPending()) return;
+    clearInterval(hogWait);
+    hogWait = undefined;
+    hog = startCpuHog();
+    say(`.ci/run's builds ended: a CPU hog on each of ${hog.pids.length} cores from now on`);
+  }, 1_000);
+  return `, beside .ci/run's builds, then a CPU hog on every core once they end`;
+};
 /** Set once SIGINT or SIGTERM arrives: the stopping it does, which ends in process.exit. */
 let interruption: Promise<void> | undefined;
 let code: number;
@@ -131,7 +162,7 @@ try {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       say(`${signal}: stopping the CPU hog, the test processes and the environment`);
-      interruption ??= (hog?.stop() ?? Promise.resolve())
+      interruption ??= stopHog()
         .then(() => stopGroups(groups))
         .then(() => stopRealNodesSince(started))
         .then(() => env.stop())
@@ -170,9 +201,9 @@ try {
     // wait on containers and the kubelet far more than they compute (a warm quiet phase took
     // 762 s this way against 866 s with one slot given up, both lanes near 700 s).
     const width = concurrency;
-    if (loaded) hog = startCpuHog();
+    const beside = loaded ? startHog() : '';
     say(
-      `running ${parallel.length} test files, ${width} at a time, and ${serial.length} real-node files one at a time${hog ? `, beside a CPU hog on each of ${hog.pids.length} cores` : ''}`,
+      `running ${parallel.length} test files, ${width} at a time, and ${serial.length} real-node files one at a time${beside}`,
     );
     if (interruption) await interruption;
     const codes = await Promise.all([
@@ -181,8 +212,7 @@ try {
     ]);
     // Interrupted, the groups ended because they were stopped: the handler exits, not this.
     if (interruption) await interruption;
-    await hog?.stop();
-    hog = undefined;
+    await stopHog();
     return codes.some((c) => c !== 0) ? 1 : 0;
   };
   const busyCode = await runPhase(busyOrder(busyPrefixes, files), true, 'busy');
@@ -194,7 +224,7 @@ try {
   code = busyCode !== 0 || quietCode !== 0 ? 1 : 0;
 } finally {
   if (interruption) await interruption;
-  await hog?.stop();
+  await stopHog();
   await env.stop();
 }
 for (const line of slowestReport(timesDir)) say(line);

@@ -1,5 +1,6 @@
-// awaitBuild against real marks: none without AIOPS_BUILDS_DIR, the mark's text when it is
-// there, and a wait that ends when another process (as a .ci/run lane does) writes the mark.
+// awaitBuild and buildsPending against real marks: none without AIOPS_BUILDS_DIR, the mark's
+// text when it is there, a wait that ends when another process (as a .ci/run lane does) writes
+// the mark, and builds pending until every target is marked.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -7,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { awaitBuild } from './pending-builds.ts';
+import { awaitBuild, BUILD_TARGETS, buildsPending } from './pending-builds.ts';
 
 const withDir = (t: { after: (fn: () => void) => void }): string => {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-builds-'));
@@ -46,4 +47,17 @@ test('it waits until a lane in another process writes the mark', async (t) => {
   const exited = new Promise<number | null>((resolve) => lane.on('exit', resolve));
   assert.equal(awaitBuild('krew'), 'ok', 'the mark only the lane writes, a second after it starts');
   assert.equal(await exited, 0);
+});
+
+test('builds are pending until every target is marked, ok or failed; never without the directory', (t) => {
+  const before = process.env['AIOPS_BUILDS_DIR'];
+  delete process.env['AIOPS_BUILDS_DIR'];
+  assert.equal(buildsPending(), false);
+  if (before !== undefined) process.env['AIOPS_BUILDS_DIR'] = before;
+  const dir = withDir(t);
+  for (const target of BUILD_TARGETS) {
+    assert.equal(buildsPending(), true, `before ${target}`);
+    writeFileSync(join(dir, target), target === 'olm' ? 'failed: the tools lane stopped at olm\n' : 'ok\n');
+  }
+  assert.equal(buildsPending(), false);
 });

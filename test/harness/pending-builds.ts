@@ -10,8 +10,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The .ci/run lane targets a suite can wait for (build-control-plane.sh targets, and `llama`). */
-export type BuildTarget =
-  'operator-sdk' | 'opm' | 'krew' | 'olm' | 'helm' | 'promtool' | 'monitoring-crds' | 'llama';
+export const BUILD_TARGETS = [
+  'operator-sdk',
+  'opm',
+  'krew',
+  'olm',
+  'helm',
+  'promtool',
+  'monitoring-crds',
+  'llama',
+] as const;
+
+/** One of BUILD_TARGETS. */
+export type BuildTarget = (typeof BUILD_TARGETS)[number];
 
 /** How long awaitBuild waits for a mark before it lets the suite look anyway, in ms (45 min). */
 export const BUILD_WAIT_MS = 45 * 60_000;
@@ -43,4 +54,14 @@ export function awaitBuild(target: BuildTarget): string | undefined {
     sleepSync(POLL_MS);
   }
   return readFileSync(mark, 'utf8').trim();
+}
+
+/**
+ * Whether AIOPS_BUILDS_DIR is set and some BUILD_TARGETS has no mark yet: .ci/run's lanes are
+ * still compiling (npm test's CPU hog waits for them, which load every core meanwhile).
+ */
+export function buildsPending(): boolean {
+  const dir = process.env['AIOPS_BUILDS_DIR'];
+  if (dir === undefined || dir === '') return false;
+  return BUILD_TARGETS.some((t) => !existsSync(join(dir, t)));
 }
