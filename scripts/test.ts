@@ -14,8 +14,7 @@
 //        .ci/run (AIOPS_BUILDS_DIR) it starts once the build lanes, which load every core
 //        until then, have ended.
 //        --busy=PREFIX,...: the files whose path starts with a PREFIX run first beside the
-//        hog, in the order of the prefixes, then the others without it, on the same
-//        environment (what .ci/run does).
+//        hog, then the others without it, on the same environment (what .ci/run does).
 // Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once, and the real-node files one at a time
 //        beside them), AIOPS_KEEP_CLUSTER=1 keeps the dir.
 // Interrupted (SIGINT, SIGTERM), it stops the CPU hog, every process the tests started, then
@@ -31,7 +30,7 @@ import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
 import { buildsPending } from '../test/harness/pending-builds.ts';
 import { startEnvironment } from '../test/support/environment.ts';
-import { busyOrder, parseTestArgs, runsBusy } from './test/args.ts';
+import { parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
 
@@ -215,7 +214,7 @@ try {
     await stopHog();
     return codes.some((c) => c !== 0) ? 1 : 0;
   };
-  const busyCode = await runPhase(busyOrder(busyPrefixes, files), true, 'busy');
+  const busyCode = await runPhase(files.filter(isBusy), true, 'busy');
   const quietCode = await runPhase(
     files.filter((f) => !isBusy(f)),
     false,

@@ -1,10 +1,8 @@
-// `npm test`'s command line: files and --busy forms, table; the busy files' order, table and
-// property.
+// `npm test`'s command line: files and --busy forms, table.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import fc from 'fast-check';
-import { busyOrder, parseTestArgs, runsBusy, type TestArgs } from './args.ts';
+import { parseTestArgs, runsBusy, type TestArgs } from './args.ts';
 
 test('parseTestArgs: files and the --busy forms, table', () => {
   const cases: [string[], TestArgs][] = [
@@ -27,36 +25,4 @@ test('runsBusy: by path prefix; the empty prefix takes every file, no prefix non
   assert.equal(runsBusy(['test/attacks/', 'operator/llm/'], 'operator/llm/advisor.test.ts'), true);
   assert.equal(runsBusy(['test/attacks/', 'operator/llm/'], 'operator/llm.test.ts'), false);
   assert.equal(runsBusy(['test/attacks/'], 'test/attacks/shares.test.ts'), true);
-});
-
-test('busyOrder: by the first prefix each file matches, then in the given order, table', () => {
-  const files = ['operator/llm/a.test.ts', 'operator/llm/b.test.ts', 'test/attacks/x.test.ts', 'z.test.ts'];
-  assert.deepEqual(busyOrder(['test/attacks/', 'operator/llm/'], files), [
-    'test/attacks/x.test.ts',
-    'operator/llm/a.test.ts',
-    'operator/llm/b.test.ts',
-  ]);
-  assert.deepEqual(busyOrder([''], files), files);
-  assert.deepEqual(busyOrder([], files), []);
-  assert.deepEqual(busyOrder(['operator/', 'operator/llm/'], files), [
-    'operator/llm/a.test.ts',
-    'operator/llm/b.test.ts',
-  ]);
-});
-
-test('busyOrder: exactly the files runsBusy takes, each once, property', () => {
-  const path = fc.constantFrom('a/', 'a/b/', 'c/', '');
-  fc.assert(
-    fc.property(
-      fc.array(path, { maxLength: 4 }),
-      fc.uniqueArray(fc.tuple(path, fc.constantFrom('x', 'y', 'z')).map(([d, f]) => `${d}${f}.test.ts`)),
-      (busy, files) => {
-        const ordered = busyOrder(busy, files);
-        assert.deepEqual([...ordered].sort(), files.filter((f) => runsBusy(busy, f)).sort());
-        const rank = (f: string): number => busy.findIndex((p) => f.startsWith(p));
-        for (let i = 1; i < ordered.length; i++)
-          assert.ok(rank(ordered[i - 1] ?? '') <= rank(ordered[i] ?? ''), ordered.join(' '));
-      },
-    ),
-  );
 });

@@ -32,13 +32,3 @@ export function parseTestArgs(argv: readonly string[]): TestArgs {
 /** Whether `file` runs beside the hog under `busy` prefixes (parseTestArgs). */
 export const runsBusy = (busy: readonly string[], file: string): boolean =>
   busy.some((p) => file.startsWith(p));
-
-/**
- * The files of `files` that run beside the hog, in the order of the `busy` prefix each first
- * matches, then in their order in `files`: `--busy=test/attacks/,operator/llm/` runs the
- * attacks first, so the LLM suites, whose server .ci/run may still be building, come last.
- */
-export const busyOrder = (busy: readonly string[], files: readonly string[]): string[] =>
-  busy.flatMap((p, i) =>
-    files.filter((f) => f.startsWith(p) && !busy.slice(0, i).some((q) => f.startsWith(q))),
-  );
