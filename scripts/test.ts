@@ -15,8 +15,7 @@
 //        until then, have ended.
 //        --busy=PREFIX,...: the files whose path starts with a PREFIX run first beside the
 //        hog, then the others without it, on the same environment (what .ci/run does).
-// Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once, and the real-node files one at a time
-//        beside them), AIOPS_KEEP_CLUSTER=1 keeps the dir.
+// Env:   AIOPS_TEST_CONCURRENCY (default 2 files at once), AIOPS_KEEP_CLUSTER=1 keeps the dir.
 // Interrupted (SIGINT, SIGTERM), it stops the CPU hog, every process the tests started, then
 // the environment, and exits 130 or 143.
 
@@ -196,10 +195,9 @@ try {
     if (group.length === 0) return 0;
     const serial = group.filter((f) => f.startsWith('test/real-node/'));
     const parallel = group.filter((f) => !serial.includes(f));
-    // The real-node files run beside `concurrency` others, not in one of their slots: they
-    // wait on containers and the kubelet far more than they compute (a warm quiet phase took
-    // 762 s this way against 866 s with one slot given up, both lanes near 700 s).
-    const width = concurrency;
+    // The real-node process takes one of the `concurrency` slots while it has files: beside
+    // two others and a cold run's last builds, OLM's upgrade on the real node outran its waits.
+    const width = serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency;
     const beside = loaded ? startHog() : '';
     say(
       `running ${parallel.length} test files, ${width} at a time, and ${serial.length} real-node files one at a time${beside}`,

@@ -17,6 +17,7 @@ import { freePorts } from '../../scripts/lib/ports.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { operatorKubeconfig, refusals } from '../support/operator-identity.ts';
+import { eventually } from '../harness/wait.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -66,12 +67,14 @@ function convert(port: number, ca: string): Promise<{ status: number; body: stri
 
 /**
  * The HTTP status of /healthz on `port` (0 when nothing answers), polled every 100 ms until
- * it is `want` or 10 s have passed; returns the last one seen.
+ * it is `want` or 60 s have passed (a start from the TypeScript sources on a loaded machine);
+ * returns the last one seen.
  */
 async function healthStatusBecomes(port: number, want: number): Promise<number> {
   let status = -1;
-  for (let i = 0; i < 100 && status !== want; i++) {
-    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+  const deadline = Date.now() + 60_000;
+  for (let first = true; status !== want && (first || Date.now() < deadline); first = false) {
+    if (!first) await new Promise((r) => setTimeout(r, 100));
     status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.status,
       () => 0,
@@ -142,12 +145,13 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
     if (child.exitCode === null) child.kill('SIGKILL');
   });
 
-  let answer: { status: number; body: string } | undefined;
-  for (let i = 0; i < 100 && answer === undefined; i++) {
-    answer = await convert(webhookPort, cert.caPem).catch(() => undefined);
-    if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.ok(answer, `webhook never answered; output:\n${out}`);
+  const answer = await eventually(
+    'the hosted webhook to answer a conversion',
+    () =>
+      child.exitCode === null ? convert(webhookPort, cert.caPem) : assert.fail(`exited; output:\n${out}`),
+    60_000,
+    100,
+  );
   assert.equal(answer.status, 200);
   assert.match(answer.body, /"action":"restart_pod"/);
   assert.equal(
@@ -157,7 +161,12 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
   );
 
   const migrated = /"msg":"storage migration done".*"storedVersions":\["v2"\]/;
-  for (let i = 0; i < 100 && !migrated.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+  await eventually(
+    'the opt-in startup migration to finish once the operator is up',
+    () => (migrated.test(out) ? true : undefined),
+    60_000,
+    100,
+  ).catch(() => undefined);
   assert.match(out, migrated, 'the opt-in startup migration ran once the operator was up');
   child.kill('SIGTERM');
   assert.equal(
