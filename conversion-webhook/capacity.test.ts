@@ -66,6 +66,27 @@ test('a full total: a smaller holder pushes out the newest request of the bigges
   );
 });
 
+test('a full total that pushing out cannot free enough: refused, and nobody is pushed out', () => {
+  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 25 });
+  const evicted: string[] = [];
+  for (const [peer, bytes] of [
+    ['a', 3],
+    ['a', 1],
+    ['a', 5],
+    ['b', 8],
+    ['b', 2],
+  ] as const)
+    assert.equal(typeof p.admit(peer, bytes, () => evicted.push(peer)), 'function');
+  assert.equal(
+    p.admit('c', 9, () => undefined),
+    'overloaded',
+    "b's newest (2) would leave b at 8, below c's 9, and 17 + 9 still passes 25",
+  );
+  assert.deepEqual(evicted, []);
+  assert.equal(p.bytesOf('b'), 10);
+  assert.equal(p.bytes, 19);
+});
+
 test('property: shares and the total hold, and whoever holds least is served', () => {
   const op = fc.oneof(
     fc.record({
@@ -85,23 +106,36 @@ test('property: shares and the total hold, and whoever holds least is served', (
           continue;
         }
         const peer = `p${o.peer}`;
-        const before = p.bytesOf(peer);
-        const others = [0, 1, 2, 3, 4, 5].filter((i) => i !== o.peer).map((i) => p.bytesOf(`p${i}`));
+        const level = p.bytesOf(peer) + o.bytes;
+        const held = [0, 1, 2, 3, 4, 5].map((i) => p.bytesOf(`p${i}`));
+        const total = p.bytes;
+        const evicted = new Set<string>();
         const r = p.admit(peer, o.bytes, () => undefined);
+        const after = [0, 1, 2, 3, 4, 5].map((i) => p.bytesOf(`p${i}`));
+        for (const [i, b] of after.entries()) if (i !== o.peer && b < (held[i] ?? 0)) evicted.add(`p${i}`);
         if (typeof r === 'function') releases.push(r);
-        else if (r === 'overloaded')
+        else {
+          assert.deepEqual(after, held, 'a refusal pushes nobody out');
+          if (r === 'overloaded') {
+            const above = held.reduce((sum, b, i) => sum + (i === o.peer ? 0 : Math.max(0, b - level)), 0);
+            assert.ok(
+              total + o.bytes - above > 25,
+              'refused for the total only when the holders above it cannot make room',
+            );
+          } else assert.ok(level - o.bytes > 0 && level > 10);
+        }
+        for (const v of evicted)
           assert.ok(
-            Math.max(...others) <= before + o.bytes,
-            'refused for the total only when nobody holds more than it would',
+            (held[Number(v.slice(1))] ?? 0) > level,
+            `${v} pushed out while it held no more than ${peer} would`,
           );
-        else assert.ok(before > 0 && before + o.bytes > 10);
         assert.ok(p.bytes <= 25, `total ${p.bytes}`);
-        if (typeof r === 'function' && before > 0) assert.ok(p.bytesOf(peer) <= 10, 'within its share');
+        if (typeof r === 'function' && level > o.bytes) assert.ok(p.bytesOf(peer) <= 10, 'within its share');
       }
       for (const r of releases) r();
       assert.equal(p.bytes, 0, 'everything released');
     }),
-    { numRuns: 300 },
+    { numRuns: 2000 },
   );
 });
 

@@ -95,21 +95,18 @@ export class PeerShares {
   /**
    * Reserves `bytes` for a request of `peer`. Returns its release (idempotent), or why it is
    * refused: `peer_share` when the address would hold more than its share, `overloaded` when
-   * the total is full of addresses holding no more than it would. To make room, the newest
-   * requests of the addresses holding the most (more than `peer` would) are released and their
-   * `evict` called, biggest holder first.
+   * pushing out what holders above it hold cannot make room (then nobody is pushed out). To
+   * make room, the newest requests of the addresses holding the most (more than `peer` would)
+   * are released and their `evict` called, biggest holder first.
    */
   admit(peer: string, bytes: number, evict: () => void): (() => void) | ShareRefusal {
     const mine = this.bytesOf(peer);
     if (mine > 0 && mine + bytes > this.#limits.maxBytesPerPeer) return 'peer_share';
-    while (this.#total + bytes > this.#limits.maxBytes) {
-      const victim = this.#biggestOther(peer);
-      if (victim === undefined || this.bytesOf(victim) <= mine + bytes) return 'overloaded';
-      const holds = this.#holds.get(victim) ?? [];
-      const newest = holds[holds.length - 1];
-      if (newest === undefined) return 'overloaded';
-      this.#release(newest);
-      newest.evict();
+    const victims = this.#victims(peer, mine + bytes, this.#total + bytes - this.#limits.maxBytes);
+    if (victims === undefined) return 'overloaded';
+    for (const v of victims) {
+      this.#release(v);
+      v.evict();
     }
     const hold: Hold = { peer, bytes, evict };
     const list = this.#holds.get(peer) ?? [];
@@ -125,15 +122,37 @@ export class PeerShares {
     };
   }
 
-  #biggestOther(peer: string): string | undefined {
-    let best: string | undefined;
-    let most = 0;
-    for (const [p, b] of this.#peerBytes)
-      if (p !== peer && b > most) {
-        best = p;
-        most = b;
-      }
-    return best;
+  /**
+   * The requests to push out so `need` bytes come free for `peer`, which would then hold
+   * `level`: the newest of whoever holds the most above `level`, one at a time. Undefined when
+   * that cannot free enough, so a refusal pushes nobody out.
+   */
+  #victims(peer: string, level: number, need: number): Hold[] | undefined {
+    if (need <= 0) return [];
+    const left = new Map<string, number>();
+    for (const [p, b] of this.#peerBytes) if (p !== peer && b > level) left.set(p, b);
+    const taken = new Map<string, number>();
+    const out: Hold[] = [];
+    let freed = 0;
+    while (freed < need) {
+      let victim: string | undefined;
+      let most = level;
+      for (const [p, b] of left)
+        if (b > most) {
+          victim = p;
+          most = b;
+        }
+      if (victim === undefined) return undefined;
+      const holds = this.#holds.get(victim) ?? [];
+      const n = taken.get(victim) ?? 0;
+      const newest = holds[holds.length - 1 - n];
+      if (newest === undefined) return undefined;
+      taken.set(victim, n + 1);
+      left.set(victim, most - newest.bytes);
+      out.push(newest);
+      freed += newest.bytes;
+    }
+    return out;
   }
 
   #release(hold: Hold): void {
