@@ -357,16 +357,21 @@ test('upgrade: a status past the new bounds stays writable where unchanged, and 
     SCHEMA_SWAP_MS,
   );
   await installCRD(stage.admin, bounded);
+  // Each try writes another message: one the old schema still took would be ratcheted (an
+  // unchanged value stays valid), so repeating it could never be refused.
+  let tries = 0;
   await eventually(
     'the bounded schema to refuse a new oversized message',
     async () =>
-      m.tasks.patchStatus(m.namespace, 'probe', { message: 'z'.repeat(MESSAGE_MAX_LENGTH + 1) }).then(
-        () => undefined,
-        (err: unknown) => {
-          if (err instanceof InvalidError) return true;
-          throw err;
-        },
-      ),
+      m.tasks
+        .patchStatus(m.namespace, 'probe', { message: `${++tries}`.padEnd(MESSAGE_MAX_LENGTH + 1, 'z') })
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            if (err instanceof InvalidError) return true;
+            throw err;
+          },
+        ),
     SCHEMA_SWAP_MS,
   );
   // Ratcheting: a write that leaves the oversized fields as they are is accepted.
