@@ -61,6 +61,32 @@ function labelled(task: v2.AITask, run: string): v2.AITask {
   return { ...task, metadata: { ...task.metadata, labels: { 'aiops-tenancy': run } } };
 }
 
+/**
+ * `waiting`, or its error with what the namespace's AITasks and their Events say and the
+ * operator's warnings and errors, so a timeout on a loaded run shows where the storm stood.
+ */
+async function explained<T>(waiting: Promise<T>, ns: string, op: OperatorProcess): Promise<T> {
+  try {
+    return await waiting;
+  } catch (err) {
+    const c = await clients();
+    const tasks = (await c.tasks.list(ns)).items.map((o) => ({
+      name: o.metadata.name,
+      phase: o.status?.phase,
+      lastDecision: o.status?.lastDecision,
+      conditions: o.status?.conditions?.map((x) => `${x.type}=${x.status} ${x.reason}: ${x.message}`),
+    }));
+    const events = (await taskEvents(ns)).map(
+      (e) => `${e.eventTime} ${e.regarding.name} ${e.reason}: ${e.note}`,
+    );
+    const logs = op.logs.filter((l) => l['level'] === 'warn' || l['level'] === 'error').slice(-20);
+    throw new Error(
+      `${(err as Error).message}\ntasks: ${JSON.stringify(tasks, null, 1)}\nevents:\n${events.join('\n')}\noperator warnings and errors: ${JSON.stringify(logs)}`,
+      { cause: err },
+    );
+  }
+}
+
 describe('tenant boundary on the harness', { concurrency: true }, () => {
   test("a task refused for a cross-namespace target never owns it: the target namespace's own task acts", async (t) => {
     const run = randomBytes(4).toString('hex');
@@ -184,10 +210,14 @@ describe('tenant boundary on the harness', { concurrency: true }, () => {
     ]);
     const acted = async (ns: string) =>
       (await c.tasks.list(ns)).items.filter((o) => o.status?.lastDecision?.executed === true).length;
-    await eventually('the noisy namespace to fill its share and be refused the rest', async () =>
-      (await taskEvents(noisy)).filter((e) => e.reason === 'ConcurrencyCapReached').length >= 3
-        ? true
-        : undefined,
+    await explained(
+      eventually('the noisy namespace to fill its share and be refused the rest', async () =>
+        (await taskEvents(noisy)).filter((e) => e.reason === 'ConcurrencyCapReached').length >= 3
+          ? true
+          : undefined,
+      ),
+      noisy,
+      op,
     );
     for (const [ns, name] of plan.filter(([ns]) => ns === quiet))
       await c.tasks.create(ns, labelled(aitask(name, name, name, scaleUp), run));
