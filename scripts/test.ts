@@ -2,7 +2,8 @@
 // (test/support/environment.ts: cluster, conversion webhook, AITask CRD), runs all
 // `*.test.ts` files with node:test, and tears everything down whatever the outcome.
 // Files under test/real-node/ share the machine's one real node: they run one at a time,
-// in a second node:test process beside the others.
+// each in a node:test process of its own beside the others, the next being the first (by name)
+// whose .ci/run builds have ended (scripts/test/real-node-order.ts).
 //
 // At the end it names the ten slowest test files with their wall times (the runner's own,
 // recorded by scripts/test/file-times-reporter.ts).
@@ -21,17 +22,18 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, globSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_NET } from '../test/harness/real-node/layout.ts';
 import { stopRealNode } from '../test/harness/real-node/node.ts';
-import { buildsPending } from '../test/harness/pending-builds.ts';
+import { buildEnded, buildsPending } from '../test/harness/pending-builds.ts';
 import { startEnvironment } from '../test/support/environment.ts';
 import { parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
+import { buildsNeeded, nextFile } from './test/real-node-order.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
@@ -190,6 +192,27 @@ try {
     if (run.pid !== undefined) groups.push(run.pid);
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   };
+  /** A module's source by its path from the root, or undefined when there is none. */
+  const readSource = (path: string): string | undefined => {
+    const file = join(root, path);
+    return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  };
+  /**
+   * Runs the real-node files one process each, in turn, the next being the first whose builds
+   * have ended (nextFile), so a file waiting for OLM's build does not hold back those that need
+   * nothing still compiling. Nonzero when any failed; stops taking files once interrupted.
+   */
+  const runOneByOne = async (group: readonly string[], label: string): Promise<number> => {
+    const needs = new Map(group.map((f) => [f, buildsNeeded(f, readSource)]));
+    const queue = [...group];
+    let failed = 0;
+    for (let n = 0; queue.length > 0 && !interruption; n++) {
+      const file = nextFile(queue, (f) => needs.get(f) ?? new Set(), buildEnded);
+      queue.splice(queue.indexOf(file), 1);
+      if ((await runFiles([file], 1, `${label}-${n}`)) !== 0) failed = 1;
+    }
+    return failed;
+  };
   /** Runs `group` (real-node files one at a time beside the others), beside the hog if `loaded`. */
   const runPhase = async (group: readonly string[], loaded: boolean, label: string): Promise<number> => {
     if (group.length === 0) return 0;
@@ -205,7 +228,7 @@ try {
     if (interruption) await interruption;
     const codes = await Promise.all([
       runFiles(parallel, width, `${label}-parallel`),
-      runFiles(serial, 1, `${label}-real-node`),
+      runOneByOne(serial, `${label}-real-node`),
     ]);
     // Interrupted, the groups ended because they were stopped: the handler exits, not this.
     if (interruption) await interruption;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { awaitBuild, BUILD_TARGETS, buildsPending } from './pending-builds.ts';
+import { awaitBuild, BUILD_TARGETS, buildEnded, buildsPending } from './pending-builds.ts';
 
 const withDir = (t: { after: (fn: () => void) => void }): string => {
   const dir = mkdtempSync(join(tmpdir(), 'aiops-builds-'));
@@ -53,11 +53,14 @@ test('builds are pending until every target is marked, ok or failed; never witho
   const before = process.env['AIOPS_BUILDS_DIR'];
   delete process.env['AIOPS_BUILDS_DIR'];
   assert.equal(buildsPending(), false);
+  assert.ok(BUILD_TARGETS.every(buildEnded));
   if (before !== undefined) process.env['AIOPS_BUILDS_DIR'] = before;
   const dir = withDir(t);
   for (const target of BUILD_TARGETS) {
     assert.equal(buildsPending(), true, `before ${target}`);
+    assert.equal(buildEnded(target), false, target);
     writeFileSync(join(dir, target), target === 'olm' ? 'failed: the tools lane stopped at olm\n' : 'ok\n');
+    assert.equal(buildEnded(target), true, target);
   }
   assert.equal(buildsPending(), false);
 });

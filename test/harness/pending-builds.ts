@@ -57,11 +57,18 @@ export function awaitBuild(target: BuildTarget): string | undefined {
 }
 
 /**
+ * Whether awaitBuild(`target`) would return at once: AIOPS_BUILDS_DIR is unset, or the lane
+ * has marked `target` (ok or failed).
+ */
+export function buildEnded(target: BuildTarget): boolean {
+  const dir = process.env['AIOPS_BUILDS_DIR'];
+  return dir === undefined || dir === '' || existsSync(join(dir, target));
+}
+
+/**
  * Whether AIOPS_BUILDS_DIR is set and some BUILD_TARGETS has no mark yet: .ci/run's lanes are
  * still compiling (npm test's CPU hog waits for them, which load every core meanwhile).
  */
 export function buildsPending(): boolean {
-  const dir = process.env['AIOPS_BUILDS_DIR'];
-  if (dir === undefined || dir === '') return false;
-  return BUILD_TARGETS.some((t) => !existsSync(join(dir, t)));
+  return BUILD_TARGETS.some((t) => !buildEnded(t));
 }
