@@ -29,7 +29,7 @@ test('relativeImports: import, import type, re-export and dynamic import; not pa
 test('buildsAwaited: literal targets; any other argument may be every target; comments do not count', () => {
   const cases: [string, readonly BuildTarget[]][] = [
     ['', []],
-    ["awaitBuild('olm');\n  awaitBuild(\"opm\");", ['olm', 'opm']],
+    ['awaitBuild(\'olm\');\n  awaitBuild("opm");', ['olm', 'opm']],
     ["awaitBuild('helm'); awaitBuild('helm');", ['helm']],
     ['awaitBuild(target);', BUILD_TARGETS],
     ["awaitBuild('not-a-target');", BUILD_TARGETS],
@@ -38,9 +38,10 @@ test('buildsAwaited: literal targets; any other argument may be every target; co
   for (const [source, want] of cases) assert.deepEqual(buildsAwaited(source), [...want], source);
 });
 
-test('buildsNeeded: its own waits and its direct imports\', not deeper ones; missing modules are skipped', () => {
+test("buildsNeeded: its own waits and its direct imports', not deeper ones; missing modules are skipped", () => {
   const modules: Record<string, string> = {
-    'test/x/a.test.ts': "import { h } from '../harness/h.ts';\nimport { m } from './missing.ts';\nawaitBuild('krew');",
+    'test/x/a.test.ts':
+      "import { h } from '../harness/h.ts';\nimport { m } from './missing.ts';\nawaitBuild('krew');",
     'test/harness/h.ts': "import { o } from './o.ts';\nawaitBuild('helm');",
     'test/harness/o.ts': "awaitBuild('olm');",
     'test/harness/pending-builds.ts': 'export function awaitBuild(target) {}',
@@ -48,7 +49,11 @@ test('buildsNeeded: its own waits and its direct imports\', not deeper ones; mis
   };
   const read = (path: string): string | undefined => modules[path];
   assert.deepEqual([...buildsNeeded('test/x/a.test.ts', read)].sort(), ['helm', 'krew']);
-  assert.deepEqual([...buildsNeeded('test/x/plain.test.ts', read)], [], 'importing awaitBuild is not waiting');
+  assert.deepEqual(
+    [...buildsNeeded('test/x/plain.test.ts', read)],
+    [],
+    'importing awaitBuild is not waiting',
+  );
   assert.deepEqual([...buildsNeeded('test/x/gone.test.ts', read)], []);
 });
 
@@ -65,7 +70,11 @@ test('nextFile: the first whose builds have ended, else the first', () => {
   assert.equal(nextFile(queue, of, built(['olm'])), 'c-none');
   assert.equal(nextFile(queue, of, built(['helm'])), 'a-helm');
   assert.equal(nextFile(['b-olm', 'a-helm'], of, built(['olm', 'opm'])), 'b-olm');
-  assert.equal(nextFile(['b-olm', 'a-helm'], of, built([])), 'b-olm', 'nothing ready: the first, which waits');
+  assert.equal(
+    nextFile(['b-olm', 'a-helm'], of, built([])),
+    'b-olm',
+    'nothing ready: the first, which waits',
+  );
   assert.throws(() => nextFile([], of, built([])), /empty/);
 });
 
