@@ -15,11 +15,11 @@ export function isOperatorProcess(cmdline: string): boolean {
   return /^node( --\S+)* dist\/operator\/main\.mjs( |$)/.test(cmdline);
 }
 
-/** Host pids in the cgroup of pod `uid` (its sandbox and containers), from the pids hierarchy. */
-export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
+/** Host pids in the cgroup of pod `uid` (its sandbox and containers), from the pids hierarchy, with their parents'. */
+export function podProcesses(uid: string): { pid: number; ppid: number; cmdline: string }[] {
   const pidsRoot = cgroupHierarchies().find((h) => h.endsWith('/pids'));
   if (pidsRoot === undefined) return [];
-  const out: { pid: number; cmdline: string }[] = [];
+  const out: { pid: number; ppid: number; cmdline: string }[] = [];
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (!e.isDirectory()) continue;
@@ -33,7 +33,10 @@ export function podProcesses(uid: string): { pid: number; cmdline: string }[] {
           if (line === '') continue;
           try {
             const cmdline = readFileSync(`/proc/${line}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-            out.push({ pid: Number(line), cmdline });
+            const stat = readFileSync(`/proc/${line}/stat`, 'utf8');
+            // stat(5): the parent's pid is the second field after the parenthesised command.
+            const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+            out.push({ pid: Number(line), ppid, cmdline });
           } catch {
             // exited meanwhile
           }
