@@ -17,7 +17,7 @@ import { freePorts } from '../../scripts/lib/ports.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { operatorKubeconfig, refusals } from '../support/operator-identity.ts';
-import { eventually } from '../harness/wait.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -65,23 +65,12 @@ function convert(port: number, ca: string): Promise<{ status: number; body: stri
   });
 }
 
-/**
- * The HTTP status of /healthz on `port` (0 when nothing answers), polled every 100 ms until
- * it is `want` or 60 s have passed (a start from the TypeScript sources on a loaded machine);
- * returns the last one seen.
- */
-async function healthStatusBecomes(port: number, want: number): Promise<number> {
-  let status = -1;
-  const deadline = Date.now() + 60_000;
-  for (let first = true; status !== want && (first || Date.now() < deadline); first = false) {
-    if (!first) await new Promise((r) => setTimeout(r, 100));
-    status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-  }
-  return status;
-}
+/** The HTTP status of /healthz on `port`, 0 when nothing answers. */
+const healthStatus = (port: number): Promise<number> =>
+  fetch(`http://127.0.0.1:${port}/healthz`).then(
+    (r) => r.status,
+    () => 0,
+  );
 
 test('a bad flag is a usage error (exit 2)', () => {
   const r = spawnSync(process.execPath, ['cmd/operator.ts', '--webhook-port', 'nine'], {
@@ -144,35 +133,47 @@ test('the operator process serves the conversion webhook and stops on SIGTERM, t
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
+  // Until the first SIGTERM, a wait ends at once when the process exits.
+  const died = new AbortController();
+  const onExit = (code: number | null): void =>
+    died.abort(new Error(`the operator exited (${code}) while the test waited`));
+  child.once('exit', onExit);
+  /**
+   * Polls `check` every 100 ms for up to 60 s (a start from the TypeScript sources on a loaded
+   * machine), `signal` ending it early; a failed wait carries the process's output.
+   */
+  const until = <T>(
+    what: string,
+    check: () => T | undefined | Promise<T | undefined>,
+    signal?: AbortSignal,
+  ) =>
+    waitFor(what, check, { deadline: Date.now() + 60_000, watch: [], intervalMs: 100, signal }).catch(
+      (err: unknown) => assert.fail(`${(err as Error).message}; output:\n${out}`),
+    );
 
-  const answer = await eventually(
+  const answer = await until(
     'the hosted webhook to answer a conversion',
-    () =>
-      child.exitCode === null ? convert(webhookPort, cert.caPem) : assert.fail(`exited; output:\n${out}`),
-    60_000,
-    100,
+    () => convert(webhookPort, cert.caPem),
+    died.signal,
   );
   assert.equal(answer.status, 200);
   assert.match(answer.body, /"action":"restart_pod"/);
-  assert.equal(
-    await healthStatusBecomes(healthPort, 200),
-    200,
-    `the operator half is up too; output:\n${out}`,
+  await until(
+    'the operator half to be up too (/healthz 200)',
+    async () => ((await healthStatus(healthPort)) === 200 ? true : undefined),
+    died.signal,
   );
 
   const migrated = /"msg":"storage migration done".*"storedVersions":\["v2"\]/;
-  await eventually(
+  await until(
     'the opt-in startup migration to finish once the operator is up',
     () => (migrated.test(out) ? true : undefined),
-    60_000,
-    100,
-  ).catch(() => undefined);
-  assert.match(out, migrated, 'the opt-in startup migration ran once the operator was up');
+    died.signal,
+  );
+  child.off('exit', onExit);
   child.kill('SIGTERM');
-  assert.equal(
-    await healthStatusBecomes(healthPort, 0),
-    0,
-    `the controller half stops at SIGTERM; output:\n${out}`,
+  await until('the controller half to stop at SIGTERM (/healthz refused)', async () =>
+    (await healthStatus(healthPort)) === 0 ? true : undefined,
   );
   const during = await convert(webhookPort, cert.caPem);
   assert.equal(during.status, 200, 'conversions are still answered during the shutdown delay');
