@@ -1,9 +1,10 @@
 // `npm test`: every test, on the real control plane. Starts the shared environment
 // (test/support/environment.ts: cluster, conversion webhook, AITask CRD), runs all
 // `*.test.ts` files with node:test, and tears everything down whatever the outcome.
-// Files under test/real-node/ share the machine's one real node: they run one at a time,
-// each in a node:test process of its own beside the others, the next being the first (by name)
-// whose .ci/run builds have ended (scripts/test/real-node-order.ts).
+// Each file runs in a node:test process of its own, AIOPS_TEST_CONCURRENCY at a time. Files
+// under test/real-node/ share the machine's one real node: they run one at a time, in a lane
+// that holds one of those slots while it has files, the next being the first (by name) whose
+// .ci/run builds have ended (scripts/test/real-node-order.ts).
 //
 // At the end it names the ten slowest test files with their wall times (the runner's own,
 // recorded by scripts/test/file-times-reporter.ts).
@@ -155,7 +156,7 @@ try {
   const isBusy = (f: string): boolean => runsBusy(busyPrefixes, f);
   // One id for every node:test process, so what is built once per run is built once.
   const runId = `${process.pid}-${Date.now()}`;
-  // Each node:test process leads a process group of its own, holding its test files and
+  // Each node:test process leads a process group of its own, holding its test file and
   // every cluster, Prometheus and operator they start: interrupted (Ctrl-C, a CI timeout's
   // SIGTERM), this process ends each group whole instead of leaving them running.
   const groups: number[] = [];
@@ -168,19 +169,18 @@ try {
         .then(() => env.stop())
         .finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : 15)));
     });
-  const runFiles = (group: readonly string[], n: number, label: string): Promise<number> => {
-    if (group.length === 0) return Promise.resolve(0);
+  /** Runs test `file` in a node:test process of its own; resolves with its exit code. */
+  const runFile = (file: string, label: string): Promise<number> => {
     const run = spawn(
       process.execPath,
       [
         '--test',
-        `--test-concurrency=${n}`,
         '--test-timeout=900000',
         '--test-reporter=spec',
         '--test-reporter-destination=stdout',
         `--test-reporter=${reporter}`,
         `--test-reporter-destination=${join(timesDir, `${label}.jsonl`)}`,
-        ...group,
+        file,
       ],
       {
         cwd: root,
@@ -209,26 +209,64 @@ try {
     for (let n = 0; queue.length > 0 && !interruption; n++) {
       const file = nextFile(queue, (f) => needs.get(f) ?? new Set(), buildEnded);
       queue.splice(queue.indexOf(file), 1);
-      if ((await runFiles([file], 1, `${label}-${n}`)) !== 0) failed = 1;
+      if ((await runFile(file, `${label}-${n}`)) !== 0) failed = 1;
     }
     return failed;
+  };
+  /**
+   * Runs the files of `group` one process each, in name order, at most `width()` at once.
+   * `widen` starts more once `width()` has grown. `done` is nonzero when any failed; no file
+   * starts once interrupted.
+   */
+  const runPool = (
+    group: readonly string[],
+    label: string,
+    width: () => number,
+  ): { done: Promise<number>; widen: () => void } => {
+    const queue = [...group];
+    let running = 0;
+    let failed = 0;
+    let n = 0;
+    let finish: (code: number) => void = () => undefined;
+    const done = new Promise<number>((resolve) => (finish = resolve));
+    const fill = (): void => {
+      for (let file = queue[0]; file !== undefined && running < width() && !interruption; file = queue[0]) {
+        queue.shift();
+        running++;
+        void runFile(file, `${label}-${n++}`).then((code) => {
+          if (code !== 0) failed = 1;
+          running--;
+          fill();
+        });
+      }
+      if (running === 0 && (queue.length === 0 || interruption)) finish(failed);
+    };
+    fill();
+    return { done, widen: fill };
   };
   /** Runs `group` (real-node files one at a time beside the others), beside the hog if `loaded`. */
   const runPhase = async (group: readonly string[], loaded: boolean, label: string): Promise<number> => {
     if (group.length === 0) return 0;
     const serial = group.filter((f) => f.startsWith('test/real-node/'));
     const parallel = group.filter((f) => !serial.includes(f));
-    // The real-node process takes one of the `concurrency` slots while it has files: beside
-    // two others and a cold run's last builds, OLM's upgrade on the real node outran its waits.
-    const width = serial.length > 0 ? Math.max(1, concurrency - 1) : concurrency;
+    // The real-node lane takes one of the `concurrency` slots while it has files (beside two
+    // others and a cold run's last builds, OLM's upgrade on the real node outran its waits);
+    // the others get it back once the lane is done.
+    let realNodeLeft = serial.length > 0;
+    const width = (): number => (realNodeLeft ? Math.max(1, concurrency - 1) : concurrency);
     const beside = loaded ? startHog() : '';
     say(
-      `running ${parallel.length} test files, ${width} at a time, and ${serial.length} real-node files one at a time${beside}`,
+      `running ${parallel.length} test files, ${width()} at a time (${concurrency} once no real-node file is left), and ${serial.length} real-node files one at a time${beside}`,
     );
     if (interruption) await interruption;
+    const pool = runPool(parallel, `${label}-parallel`, width);
     const codes = await Promise.all([
-      runFiles(parallel, width, `${label}-parallel`),
-      runOneByOne(serial, `${label}-real-node`),
+      pool.done,
+      runOneByOne(serial, `${label}-real-node`).then((code) => {
+        realNodeLeft = false;
+        pool.widen();
+        return code;
+      }),
     ]);
     // Interrupted, the groups ended because they were stopped: the handler exits, not this.
     if (interruption) await interruption;
