@@ -256,7 +256,7 @@ try {
     const width = (): number => (realNodeLeft ? Math.max(1, concurrency - 1) : concurrency);
     const beside = loaded ? startHog() : '';
     say(
-      `running ${parallel.length} test files, ${width()} at a time (${concurrency} once no real-node file is left), and ${serial.length} real-node files one at a time${beside}`,
+      `running ${parallel.length} test files, ${width()} at a time${realNodeLeft ? ` (${concurrency} once the real-node files are done)` : ''}, and ${serial.length} real-node files one at a time${beside}`,
     );
     if (interruption) await interruption;
     const pool = runPool(parallel, `${label}-parallel`, width);
