@@ -78,7 +78,7 @@ test('nextFile: the first whose builds have ended, else the first', () => {
   assert.throws(() => nextFile([], of, built([])), /empty/);
 });
 
-test("the repository's real-node files: the OLM ones wait for olm and opm, Helm's for helm, the rest for nothing", () => {
+test("the repository's real-node files: each waits for the node's build, the OLM ones for olm and opm too, Helm's for helm", () => {
   const read = (path: string): string | undefined => {
     const file = join(root, path);
     return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
@@ -86,12 +86,12 @@ test("the repository's real-node files: the OLM ones wait for olm and opm, Helm'
   const files = globSync('test/real-node/*.test.ts', { cwd: root }).sort();
   const needs = Object.fromEntries(files.map((f) => [f, [...buildsNeeded(f, read)].sort()]));
   assert.deepEqual(needs, {
-    'test/real-node/helm.test.ts': ['helm'],
-    'test/real-node/interrupt.test.ts': [],
-    'test/real-node/olm-subscription.test.ts': ['olm', 'opm'],
-    'test/real-node/olm-upgrade.test.ts': ['olm', 'opm'],
-    'test/real-node/readme-block.test.ts': ['helm'],
-    'test/real-node/readme-olm-block.test.ts': ['olm', 'opm'],
-    'test/real-node/real-node.test.ts': [],
+    'test/real-node/helm.test.ts': ['helm', 'node'],
+    'test/real-node/interrupt.test.ts': ['node'],
+    'test/real-node/olm-subscription.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/olm-upgrade.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/readme-block.test.ts': ['helm', 'node'],
+    'test/real-node/readme-olm-block.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/real-node.test.ts': ['node'],
   });
 });

@@ -5,8 +5,11 @@
 # validate-krew-manifest), Prometheus (prometheus), Helm 3 (helm), promtool (promtool) and
 # prometheus-operator's CRDs (monitoring-crds), and the bench's controller-runtime peer
 # (go-peer, test/bench/go-peer: a module with its own source) from Go modules, once, into a cache
-# directory outside the repository, and prints that directory. `all` builds the control
-# plane only; the others are built on request.
+# directory outside the repository, and prints that directory. `all` builds the control plane
+# and the real node's two; `control-plane` the control plane alone (what the test environment
+# starts), `node` the real node's kubelet and kube-proxy alone (what the real-node harness adds:
+# .ci/run builds it after the control plane, so the tests start without waiting for it); the
+# others are built on request.
 #
 # Each tool has its own committed wrapper module under test/harness/tools/<name>
 # (go.mod + go.sum + a tools.go blank import): k8s.io/kubernetes and etcd's server module
@@ -15,7 +18,7 @@
 # go.mod and go.sum, so binaries are rebuilt only when a pinned version changes.
 #
 # Env: AIOPS_CACHE (default ~/.cache/aiops).
-# Usage: build-control-plane.sh [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]
+# Usage: build-control-plane.sh [all|control-plane|node|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,12 +35,13 @@ log() { printf '[build-control-plane] %s\n' "$*" >&2; }
 
 key() { cat "$HERE/tools/$1/go.mod" "$HERE/tools/$1/go.sum" | sha256sum | cut -c1-12; }
 
-# build NAME OUTPUT_NAMES... -- GO_BUILD_ARGS...
+# build NAME[@MODULE] OUTPUT_NAMES... -- GO_BUILD_ARGS...
+# Builds from the wrapper module tools/MODULE (default NAME) into $BIN/NAME-<key>.
 # Every binary is linked with -s -w (no symbol table, no DWARF): nothing here debugs them, and
 # the linker skips writing and compressing debug sections (a quarter of a link's time for the
 # largest). Go's own tables stay, so a panic still prints a full stack.
 build() {
-  local name="$1"; shift
+  local name="${1%@*}" mod="${1#*@}"; shift
   local outs=() args=() k dest strip=1
   while [[ "$1" != "--" ]]; do outs+=("$1"); shift; done; shift
   while (( $# )); do
@@ -45,7 +49,7 @@ build() {
   done
   (( strip )) && args=(-ldflags "-s -w" "${args[@]}")
   set -- "${args[@]}"
-  k="$(key "$name")"; dest="$BIN/$name-$k"
+  k="$(key "$mod")"; dest="$BIN/$name-$k"
   # One build per tool at a time: concurrent `npm test` runs would otherwise delete each
   # other's output directory.
   exec 9>"$BIN/.$name.lock"; flock 9
@@ -54,7 +58,7 @@ build() {
   if (( missing )); then
     log "building $name ($k): ${outs[*]}"
     rm -rf "$dest.tmp"; mkdir -p "$dest.tmp"
-    (cd "$HERE/tools/$name" && go build -trimpath -o "$dest.tmp/" "$@")
+    (cd "$HERE/tools/$mod" && go build -trimpath -o "$dest.tmp/" "$@")
     rm -rf "$dest"; mv "$dest.tmp" "$dest"
   fi
   for o in "${outs[@]}"; do ln -sfn "$dest/$o" "$BIN/$o"; done
@@ -75,20 +79,26 @@ kube_ldflags() {
 
 what="${1:-all}"
 case "$what" in
-  etcd|kube|kwok|all|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer) ;;
-  *) echo "usage: $0 [all|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]" >&2; exit 2 ;;
+  all|control-plane|node|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer) ;;
+  *) echo "usage: $0 [all|control-plane|node|etcd|kube|kwok|operator-sdk|opm|validators|olm|krew|prometheus|helm|promtool|monitoring-crds|go-peer]" >&2; exit 2 ;;
 esac
-if [[ "$what" == etcd || "$what" == all ]]; then
+control_plane() { [[ "$what" == all || "$what" == control-plane ]]; }
+if [[ "$what" == etcd ]] || control_plane; then
   # etcd's main package is its server module root, which `go build` would name "server".
   build etcd etcd -- -o "$BIN/etcd-$(key etcd).tmp/etcd" go.etcd.io/etcd/server/v3
 fi
-if [[ "$what" == kube || "$what" == all ]]; then
-  build kube kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy -- -pgo=off -ldflags "$(kube_ldflags)" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
-    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+if [[ "$what" == kube ]] || control_plane; then
+  build kube kube-apiserver kube-controller-manager kube-scheduler -- -pgo=off -ldflags "$(kube_ldflags)" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
 fi
-if [[ "$what" == kwok || "$what" == all ]]; then
+if [[ "$what" == kwok ]] || control_plane; then
   build kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
+fi
+# The real node's two, from the same wrapper module and flags as kube but into a directory of
+# their own: built after the control plane, they reuse its compiled packages (GOCACHE).
+if [[ "$what" == node || "$what" == all ]]; then
+  build node@kube kubelet kube-proxy -- -pgo=off -ldflags "$(kube_ldflags)" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 fi
 # The validators: upstream builds both with the containers_image_openpgp tag (no gpgme C
 # library); opm adds json1 for its sqlite paths, which bundle render/validate never use, so

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 /** The .ci/run lane targets a suite can wait for (build-control-plane.sh targets, and `llama`). */
 export const BUILD_TARGETS = [
+  'node',
   'operator-sdk',
   'opm',
   'krew',

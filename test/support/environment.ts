@@ -38,7 +38,7 @@ export interface Environment {
  */
 export async function startEnvironment(log: (line: string) => void, keep = false): Promise<Environment> {
   log('building the control plane from Go modules if not cached');
-  execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['all'], {
+  execFileSync(join(root, 'test/harness/build-control-plane.sh'), ['control-plane'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await ensurePrometheus(log);
