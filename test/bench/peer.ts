@@ -2,8 +2,8 @@
 // operator doing the same first-reconcile requests (test/bench/go-peer), on one cluster in
 // one run. For the bundle with the image's Node flags and environment (Dockerfile), the
 // bundle without each of them, and the Go peer: start → /readyz 200 and RSS idle (median of
-// 3, interleaved), 1,000 AITasks converging (spawn → all converged) at 1 worker (deployed and
-// Go only) and at 4, RSS 3 s after the 1,000 converged, the apiserver's requests per AITask,
+// 3, interleaved, with the start floor's: floors.ts), 1,000 AITasks converging (spawn →
+// all converged) at 1 worker (deployed and Go only) and at 4, RSS 3 s after the 1,000 converged, the apiserver's requests per AITask,
 // and with AIOPS_BENCH_PEER_MANY=1 RSS after converging 10,000 (deployed and Go, after every
 // other run; slow on 2 cores).
 // Every figure is printed as a ratio to the Go figure of the same run, next to issue 25's
@@ -20,7 +20,6 @@ import { fileURLToPath } from 'node:url';
 import { KubeTransport } from '../../api/kube/transport.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
-import { freePorts } from '../../scripts/lib/ports.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';
 import type { Environment } from '../support/environment.ts';
 import {
@@ -34,7 +33,7 @@ import {
   sleep,
   type Clients,
 } from './fixtures.ts';
-import { containerEnv, imageRuntime } from './memory.ts';
+import { imageRuntime } from './memory.ts';
 import {
   apiserverRequests,
   buildGoPeer,
@@ -44,11 +43,11 @@ import {
   goRunner,
   requestsPerTask,
   rssOf,
-  spawnReady,
   type PeerProc,
   type Runner,
   type RunnerContext,
 } from './peer-procs.ts';
+import { adminCredentials, floor, startFloorRunner } from './floors.ts';
 import { median, ms, printTable } from './stats.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -122,51 +121,6 @@ function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runne
     out.push(bundleRunner(ctx, `  without ${key}`, image.nodeFlags, env));
   }
   return out;
-}
-
-/**
- * The least a Node process that speaks TLS both ways holds: an HTTPS server with the bench's
- * certificate that has answered one request from its own keep-alive HTTPS client, which checked
- * the certificate against its CA (as the operator is a TLS client of the apiserver and a TLS
- * server for the webhook), plus the plain HTTP server the floor has.
- */
-const tlsFloorProgram = (certDir: string, port: number, tlsPort: number): string => `
-const fs = require('node:fs'), http = require('node:http'), https = require('node:https');
-const read = (f) => fs.readFileSync(${JSON.stringify(certDir)} + '/' + f);
-https.createServer({ cert: read('tls.crt'), key: read('tls.key') }, (q, s) => s.end('ok')).listen(${tlsPort}, '127.0.0.1', () => {
-  const agent = new https.Agent({ keepAlive: true, ca: read('ca.crt') });
-  https.get({ host: '127.0.0.1', port: ${tlsPort}, path: '/', agent, servername: 'localhost' }, (r) => {
-    r.resume();
-    r.on('end', () => http.createServer((q, s) => s.end()).listen(${port}));
-  });
-});`;
-
-/**
- * Median ready time and idle RSS of an idle Node HTTP server with the image's flags (the
- * floor), or with `certDir` of the TLS floor (tlsFloorProgram).
- */
-async function floor(certDir?: string): Promise<{ readyMs: number; rss: number }> {
-  const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
-  const ready: number[] = [];
-  const rss: number[] = [];
-  for (let i = 0; i < STARTS; i++) {
-    const [port = 0, tlsPort = 0] = await freePorts(2);
-    const program =
-      certDir === undefined
-        ? `require('node:http').createServer((q, s) => s.end()).listen(${port})`
-        : tlsFloorProgram(certDir, port, tlsPort);
-    const p = await spawnReady(
-      process.execPath,
-      [...image.nodeFlags, '-e', program],
-      containerEnv(image.env),
-      `http://127.0.0.1:${port}/`,
-    );
-    ready.push(p.readyMs);
-    await sleep(SETTLE_MS);
-    rss.push(rssOf(p.pid));
-    await p.stop();
-  }
-  return { readyMs: median(ready), rss: median(rss) };
 }
 
 /** One convergence of FEW fresh AITasks by `r` with `workers`; with 4, RSS after it. */
@@ -256,16 +210,20 @@ export async function bench(env: Environment): Promise<void> {
     };
     const all = runners(ctx, goBinary, variants);
     const [go, deployed] = all as [Runner, Runner];
+    const image = imageRuntime(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+    const credentials = adminCredentials(env.cluster.dir, env.cluster.server);
+    const startFloor = startFloorRunner(ctx, credentials, image.nodeFlags, image.env);
+    const starters = [...all, startFloor];
     const results = new Results();
     const loads = [load()];
     say(`load average at start: ${loads[0] ?? ''}`);
-    const fl = await floor();
-    const tlsFloor = await floor(ctx.certDir);
+    const fl = await floor(STARTS, SETTLE_MS);
+    const tlsFloor = await floor(STARTS, SETTLE_MS, ctx.certDir);
     say(`Node floor: idle ${mib(fl.rss)}, ready ${ms(fl.readyMs)}; TLS floor: idle ${mib(tlsFloor.rss)}`);
     const idleNs = await namespace(c, `bench-peer-idle-${Date.now().toString(36)}`);
     // Each round starts at another runner, so no runner always follows the same one.
     for (let i = 0; i < STARTS; i++)
-      for (const r of [...all.slice(i % all.length), ...all.slice(0, i % all.length)]) {
+      for (const r of [...starters.slice(i % starters.length), ...starters.slice(0, i % starters.length)]) {
         const p = await r.start(idleNs, 1);
         await sleep(SETTLE_MS);
         results.get(r).ready.push(p.readyMs);
@@ -364,6 +322,13 @@ export async function bench(env: Environment): Promise<void> {
           ms(goReady),
           x(median(d.ready), goReady),
           `≤ 100 ms (Node floor ${ms(fl.readyMs)})`,
+        ),
+        row(
+          `  the start floor: its requests and listeners, no operator code (median of ${STARTS})`,
+          ms(median(results.get(startFloor).ready)),
+          '',
+          '',
+          `TS as deployed ${ms(median(d.ready) - median(results.get(startFloor).ready))} above it`,
         ),
         row(
           'apiserver requests per AITask, 4 workers',
