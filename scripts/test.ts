@@ -23,7 +23,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { existsSync, globSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +34,7 @@ import { startEnvironment } from '../test/support/environment.ts';
 import { parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
-import { buildsNeeded, nextFile } from './test/real-node-order.ts';
+import { buildsNeeded, nextFile, sourceReader } from './test/real-node-order.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
@@ -192,36 +192,16 @@ try {
     if (run.pid !== undefined) groups.push(run.pid);
     return new Promise<number>((resolve) => run.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   };
-  /** A module's source by its path from the root, or undefined when there is none. */
-  const readSource = (path: string): string | undefined => {
-    const file = join(root, path);
-    return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
-  };
   /**
-   * Runs the real-node files one process each, in turn, the next being the first whose builds
-   * have ended (nextFile), so a file waiting for OLM's build does not hold back those that need
-   * nothing still compiling. Nonzero when any failed; stops taking files once interrupted.
-   */
-  const runOneByOne = async (group: readonly string[], label: string): Promise<number> => {
-    const needs = new Map(group.map((f) => [f, buildsNeeded(f, readSource)]));
-    const queue = [...group];
-    let failed = 0;
-    for (let n = 0; queue.length > 0 && !interruption; n++) {
-      const file = nextFile(queue, (f) => needs.get(f) ?? new Set(), buildEnded);
-      queue.splice(queue.indexOf(file), 1);
-      if ((await runFile(file, `${label}-${n}`)) !== 0) failed = 1;
-    }
-    return failed;
-  };
-  /**
-   * Runs the files of `group` one process each, in name order, at most `width()` at once.
-   * `widen` starts more once `width()` has grown. `done` is nonzero when any failed; no file
-   * starts once interrupted.
+   * Runs the files of `group` one process each, at most `width()` at once, each next one
+   * `pick`ed from those left (default: the first, in name order). `widen` starts more once
+   * `width()` has grown. `done` is nonzero when any failed; no file starts once interrupted.
    */
   const runPool = (
     group: readonly string[],
     label: string,
     width: () => number,
+    pick: (queue: readonly string[]) => string | undefined = (queue) => queue[0],
   ): { done: Promise<number>; widen: () => void } => {
     const queue = [...group];
     let running = 0;
@@ -230,8 +210,12 @@ try {
     let finish: (code: number) => void = () => undefined;
     const done = new Promise<number>((resolve) => (finish = resolve));
     const fill = (): void => {
-      for (let file = queue[0]; file !== undefined && running < width() && !interruption; file = queue[0]) {
-        queue.shift();
+      for (
+        let file = pick(queue);
+        file !== undefined && running < width() && !interruption;
+        file = pick(queue)
+      ) {
+        queue.splice(queue.indexOf(file), 1);
         running++;
         void runFile(file, `${label}-${n++}`).then((code) => {
           if (code !== 0) failed = 1;
@@ -260,9 +244,15 @@ try {
     );
     if (interruption) await interruption;
     const pool = runPool(parallel, `${label}-parallel`, width);
+    // The real-node files, one at a time (they share the one node), the next being the first
+    // whose builds have ended, so a file waiting for OLM's build does not hold back those that
+    // need nothing still compiling.
+    const needs = new Map(serial.map((f) => [f, buildsNeeded(f, sourceReader(root))]));
+    const nextReady = (queue: readonly string[]): string | undefined =>
+      queue.length === 0 ? undefined : nextFile(queue, (f) => needs.get(f) ?? new Set(), buildEnded);
     const codes = await Promise.all([
       pool.done,
-      runOneByOne(serial, `${label}-real-node`).then((code) => {
+      runPool(serial, `${label}-real-node`, () => 1, nextReady).done.then((code) => {
         realNodeLeft = false;
         pool.widen();
         return code;

@@ -2,12 +2,12 @@
 // and which file runs next. Tables on made-up modules, then the repository's own files.
 
 import assert from 'node:assert/strict';
-import { existsSync, globSync, readFileSync } from 'node:fs';
+import { globSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, type BuildTarget } from '../../test/harness/pending-builds.ts';
-import { buildsAwaited, buildsNeeded, nextFile, relativeImports } from './real-node-order.ts';
+import { buildsAwaited, buildsNeeded, nextFile, relativeImports, sourceReader } from './real-node-order.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -79,10 +79,7 @@ test('nextFile: the first whose builds have ended, else the first', () => {
 });
 
 test("the repository's real-node files: each waits for the node's build, the OLM ones for olm and opm too, Helm's for helm", () => {
-  const read = (path: string): string | undefined => {
-    const file = join(root, path);
-    return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
-  };
+  const read = sourceReader(root);
   const files = globSync('test/real-node/*.test.ts', { cwd: root }).sort();
   const needs = Object.fromEntries(files.map((f) => [f, [...buildsNeeded(f, read)].sort()]));
   assert.deepEqual(needs, {

@@ -7,8 +7,9 @@
 // first file whose tools are all built. Deeper imports are not read: the cluster harness can
 // start OLM, but only for the files that ask, and those import OLM's helper themselves. An order
 // read wrong costs time, never a result: each file still waits for its own tools. Pure but for
-// the reads it is handed.
+// the reads it is handed (sourceReader).
 
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { BUILD_TARGETS, type BuildTarget } from '../../test/harness/pending-builds.ts';
 
@@ -42,10 +43,18 @@ export function buildsAwaited(source: string): BuildTarget[] {
   return [...targets];
 }
 
+/** Reads a module's source by its path from `root`; undefined when there is no such file. */
+export const sourceReader =
+  (root: string) =>
+  (path: string): string | undefined => {
+    const file = join(root, path);
+    return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  };
+
 /**
  * Every build `file` (a path from the repository's root) waits for through its own source and
  * the modules it imports by relative path directly. `read` returns a module's source, or
- * undefined when there is none (a path outside the repository, a generated file).
+ * undefined when there is none (a path outside the repository, a generated file): sourceReader.
  */
 export function buildsNeeded(file: string, read: (path: string) => string | undefined): Set<BuildTarget> {
   const needed = new Set<BuildTarget>();
