@@ -1,10 +1,10 @@
 // `npm test`: every test, on the real control plane. Starts the shared environment
 // (test/support/environment.ts: cluster, conversion webhook, AITask CRD), runs all
 // `*.test.ts` files with node:test, and tears everything down whatever the outcome.
-// Each file runs in a node:test process of its own, AIOPS_TEST_CONCURRENCY at a time. Files
+// Each file runs in a node:test process of its own, AIOPS_TEST_CONCURRENCY at a time, the next
+// being the first (by name) whose .ci/run builds have ended (scripts/test/file-order.ts). Files
 // under test/real-node/ share the machine's one real node: they run one at a time, in a lane
-// that holds one of those slots while it has files, the next being the first (by name) whose
-// .ci/run builds have ended (scripts/test/real-node-order.ts).
+// that holds one of those slots while it has files.
 //
 // At the end it names the ten slowest test files with their wall times (the runner's own,
 // recorded by scripts/test/file-times-reporter.ts).
@@ -34,7 +34,7 @@ import { startEnvironment } from '../test/support/environment.ts';
 import { parseTestArgs, runsBusy } from './test/args.ts';
 import { startCpuHog, type CpuHog } from './test/cpu-hog.ts';
 import { parseFileTimes, slowestLines } from './test/file-times.ts';
-import { buildsNeeded, nextFile, sourceReader } from './test/real-node-order.ts';
+import { buildsNeeded, nextFile, sourceReader } from './test/file-order.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
@@ -243,13 +243,13 @@ try {
       `running ${parallel.length} test files, ${width()} at a time${realNodeLeft ? ` (${concurrency} once the real-node files are done)` : ''}, and ${serial.length} real-node files one at a time${beside}`,
     );
     if (interruption) await interruption;
-    const pool = runPool(parallel, `${label}-parallel`, width);
-    // The real-node files, one at a time (they share the one node), the next being the first
-    // whose builds have ended, so a file waiting for OLM's build does not hold back those that
-    // need nothing still compiling.
-    const needs = new Map(serial.map((f) => [f, buildsNeeded(f, sourceReader(root))]));
+    // Each next file is the first whose .ci/run builds have ended, so a file waiting for a tool
+    // still compiling (OLM's, the LLM server) does not hold a slot while others could run; the
+    // real-node files go one at a time (they share the one node).
+    const needs = new Map(group.map((f) => [f, buildsNeeded(f, sourceReader(root))]));
     const nextReady = (queue: readonly string[]): string | undefined =>
       queue.length === 0 ? undefined : nextFile(queue, (f) => needs.get(f) ?? new Set(), buildEnded);
+    const pool = runPool(parallel, `${label}-parallel`, width, nextReady);
     const codes = await Promise.all([
       pool.done,
       runPool(serial, `${label}-real-node`, () => 1, nextReady).done.then((code) => {

@@ -1,4 +1,4 @@
-// The real-node lane's order: what a module waits for, read from its source and its imports',
+// The order test files run in: what a module waits for, read from its source and its imports',
 // and which file runs next. Tables on made-up modules, then the repository's own files.
 
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, type BuildTarget } from '../../test/harness/pending-builds.ts';
-import { buildsAwaited, buildsNeeded, nextFile, relativeImports, sourceReader } from './real-node-order.ts';
+import { buildsAwaited, buildsNeeded, nextFile, relativeImports, sourceReader } from './file-order.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 

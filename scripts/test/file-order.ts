@@ -1,13 +1,13 @@
-// The order of the real-node lane. Its files share the machine's one real node, so they run one
-// at a time; under .ci/run some of them wait for a tool still compiling (Helm, OLM and opm are
-// built while the tests run). In name order, the first OLM file blocked the lane for minutes
-// while files that need no pending tool queued behind it. So each file's waits are read from its
-// source and the modules it imports directly (the literal awaitBuild calls: a file asks for its
-// tool through a helper such as skipUnlessHelm or olmUnavailable) and the lane takes next the
-// first file whose tools are all built. Deeper imports are not read: the cluster harness can
-// start OLM, but only for the files that ask, and those import OLM's helper themselves. An order
-// read wrong costs time, never a result: each file still waits for its own tools. Pure but for
-// the reads it is handed (sourceReader).
+// The order npm test runs its files in. Under .ci/run some files wait for a tool still
+// compiling (the LLM server, Helm, OLM and opm are built while the tests run); in name order the
+// first OLM file blocked the real-node lane for minutes, and an LLM file a slot of the busy
+// phase, while files that need no pending tool queued behind them. So each file's waits are
+// read from its source and the modules it imports directly (the literal awaitBuild calls: a
+// file asks for its tool through a helper such as skipUnlessHelm or olmUnavailable) and the
+// runner takes next the first file whose tools are all built. Deeper imports are not read: the
+// cluster harness can start OLM, but only for the files that ask, and those import OLM's helper
+// themselves. An order read wrong costs time, never a result: each file still waits for its own
+// tools. Pure but for the reads it is handed (sourceReader).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
