@@ -2,11 +2,22 @@
 // apiserver validates a custom resource only at the version it was written in, so a value
 // conversion puts into another version (from the stash, which anyone can write) reaches
 // storage or a client unchecked at that version. This check is what conversion holds each
-// stash entry to: type, enum, minimum/maximum, minLength/maxLength/pattern, maxItems,
-// maxProperties, required properties and no undeclared properties. Formats and CEL rules
-// (x-kubernetes-validations) are not evaluated. Pure; iterative, so any depth is safe.
+// stash entry and each object it produces to: type, enum, minimum/maximum,
+// minLength/maxLength/pattern, maxItems, maxProperties, required properties, no undeclared
+// properties, and the CEL rules (x-kubernetes-validations, checked by api/schema/rules.ts).
+// Formats are not evaluated. Pure; iterative, so any depth is safe. Its work is bounded by
+// the schema, whatever the value: a list longer than its maxItems (a map with more than its
+// maxProperties) is reported without walking its items, the walk follows only what the
+// schema declares, and it stops after `maxViolations` violations.
 
 import type { JSONSchemaProps } from '../schema/infer.ts';
+import { ruleBroken } from '../schema/rules.ts';
+
+/** Default most violations one check reports: 64; a check that finds more ends with MORE_VIOLATIONS. */
+export const VIOLATIONS_MAX = 64;
+
+/** The `why` of the last violation of a check that stopped at its cap. */
+export const MORE_VIOLATIONS = 'and more violations, not listed';
 
 /** One place a value breaks its schema: the JSON path (`spec.intervalSeconds`) and why. */
 export interface Violation {
@@ -99,17 +110,26 @@ function scalarError(schema: JSONSchemaProps, value: unknown): string | undefine
 }
 
 /**
- * Every violation of `schema` in `value`, in walk order; empty when `value` is within bounds.
+ * The violations of `schema` in `value`, in walk order; empty when `value` is within bounds.
  * `path` prefixes the reported paths (default: none). `null` passes only where the schema
- * says `nullable`.
+ * says `nullable`. At most `maxViolations` (default VIOLATIONS_MAX, 64) are listed: a check
+ * that finds more ends with one more, whose `why` is MORE_VIOLATIONS (and has no `remove`).
+ * The items of a list over its maxItems, and the entries of a map over its maxProperties,
+ * are not checked (the list or map is reported whole).
  */
-export function violations(schema: JSONSchemaProps, value: unknown, path = ''): Violation[] {
+export function violations(
+  schema: JSONSchemaProps,
+  value: unknown,
+  path = '',
+  maxViolations = VIOLATIONS_MAX,
+): Violation[] {
   const out: Violation[] = [];
   const report = (at: Item, p: string, why: string, prop = at.prop, required = at.required): void => {
     out.push(required ? { path: p, why } : { path: p, why, remove: prop });
   };
   const stack: Item[] = [{ schema, value, path, prop: [], required: true, inList: false }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (out.length > maxViolations) break;
     const { schema: s, value: v, path: p } = next;
     if (v === null && s.nullable === true) continue;
     const why = typeError(s, v) ?? scalarError(s, v);
@@ -117,18 +137,24 @@ export function violations(schema: JSONSchemaProps, value: unknown, path = ''): 
       report(next, p, why);
       continue;
     }
+    for (const rule of s['x-kubernetes-validations'] ?? [])
+      if (ruleBroken(rule, v)) report(next, p, rule.message);
     if (Array.isArray(v)) {
-      if (s.maxItems !== undefined && v.length > s.maxItems) report(next, p, `more than ${s.maxItems} items`);
+      if (s.maxItems !== undefined && v.length > s.maxItems) {
+        report(next, p, `more than ${s.maxItems} items`);
+        continue;
+      }
       const items = s.items;
       if (items !== undefined)
-        v.forEach((item, i) =>
-          stack.push({ ...next, schema: items, value: item, path: `${p}[${i}]`, inList: true }),
-        );
+        for (let i = 0; i < v.length; i++)
+          stack.push({ ...next, schema: items, value: v[i], path: `${p}[${i}]`, inList: true });
     } else if (typeof v === 'object' && v !== null && s.type === 'object') {
       const o = v as Record<string, unknown>;
       const keys = Object.keys(o).filter((k) => o[k] !== undefined);
-      if (s.maxProperties !== undefined && keys.length > s.maxProperties)
+      if (s.maxProperties !== undefined && keys.length > s.maxProperties) {
         report(next, p, `more than ${s.maxProperties} properties`);
+        continue;
+      }
       const required = s.required ?? [];
       for (const k of required)
         if (!keys.includes(k)) out.push({ path: p === '' ? k : `${p}.${k}`, why: 'required' });
@@ -156,5 +182,53 @@ export function violations(schema: JSONSchemaProps, value: unknown, path = ''): 
       }
     }
   }
+  if (out.length > maxViolations) {
+    out.length = maxViolations;
+    out.push({ path, why: MORE_VIOLATIONS });
+  }
   return out;
+}
+
+/**
+ * The most values (objects, lists and scalars, each counted once) a value within `schema`
+ * can hold, from its maxItems and maxProperties; Infinity where the schema leaves a part
+ * unbounded (no maxItems, or an object without declared properties). Pure.
+ */
+export function maxValues(schema: JSONSchemaProps): number {
+  if (schema.type === 'array') {
+    if (schema.maxItems === undefined || schema.items === undefined) return Infinity;
+    return 1 + schema.maxItems * maxValues(schema.items);
+  }
+  if (schema.type !== 'object') return 1;
+  if (schema.properties === undefined && schema.additionalProperties === undefined) return Infinity;
+  let n = 1;
+  for (const p of Object.values(schema.properties ?? {})) n += maxValues(p);
+  const extra = schema.additionalProperties;
+  if (extra !== undefined)
+    n += schema.maxProperties === undefined ? Infinity : schema.maxProperties * maxValues(extra);
+  return n;
+}
+
+/**
+ * Why `value` is over a budget of `maxCount` values (objects, lists and scalars, each counted
+ * once) or `maxDepth` levels of nesting (a scalar at the top is depth 1), or undefined when it
+ * is within both. Stops at the first value over either, so its work is at most `maxCount`
+ * steps however large the value (a list's items are visited one at a time, never copied).
+ * Pure; iterative.
+ */
+export function overBudget(value: unknown, maxCount: number, maxDepth: number): string | undefined {
+  let count = 0;
+  const stack: { readonly items: readonly unknown[]; next: number }[] = [{ items: [value], next: 0 }];
+  for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
+    if (top.next >= top.items.length) {
+      stack.pop();
+      continue;
+    }
+    const v = top.items[top.next++];
+    if (++count > maxCount) return `holds more than ${maxCount} values`;
+    if (typeof v !== 'object' || v === null) continue;
+    if (stack.length >= maxDepth) return `is nested deeper than ${maxDepth} levels`;
+    stack.push({ items: Array.isArray(v) ? v : Object.values(v), next: 0 });
+  }
+  return undefined;
 }

@@ -6,10 +6,17 @@
 // or any part of it outside the target version's bounds, is ignored (stash.ts). Without a
 // key (its host has not loaded it yet) an object converts as long as no stash has to be
 // written or verified; else StashKeyMissingError. Pure: no I/O, no clock, no randomness.
+//
+// Its work is bounded by what a valid object can hold, whatever it is sent: an object with
+// more values in spec and status than any valid object of its version (or more in metadata
+// than METADATA_MAX_VALUES, or nested deeper than MAX_DEPTH) is refused before anything is
+// copied or walked. Every object it produces at v2 is checked against v2's schema bounds and
+// CEL rules, the rules the apiserver holds a v2 write to; one that breaks them is refused.
 
 import { GROUP, KIND, type ObjectMeta } from '../schema/common.ts';
 import { HUB_VERSION, objectSchema, VERSIONS, type VersionName } from '../crd.ts';
 import type { Body } from './body.ts';
+import { maxValues, MORE_VIOLATIONS, overBudget, violations, type Violation } from './bounds.ts';
 import { ConversionError } from './errors.ts';
 import { diff } from './json-diff.ts';
 import {
@@ -41,6 +48,30 @@ const SCHEMAS = Object.fromEntries(
     return [v, { spec: props['spec'] ?? {}, status: props['status'] ?? {} }];
   }),
 ) as Record<VersionName, BodySchema>;
+
+/**
+ * Most values (objects, lists and scalars) an object's metadata may hold: 65,536. The
+ * apiserver's own metadata of one object (labels, annotations within 256 KiB, managedFields
+ * listing each field set, a set of 5,000 cordoned nodes included) holds a few thousand.
+ */
+export const METADATA_MAX_VALUES = 65_536;
+
+/**
+ * Deepest nesting of an object converted: 32 levels. The schemas are at most 6 deep and the
+ * apiserver's managedFields mirror them.
+ */
+export const MAX_DEPTH = 32;
+
+/**
+ * Most values in `{ spec, status }` of an object at each version: what a valid object can hold
+ * at most (every list at its maxItems), from the schema itself.
+ */
+export const BODY_MAX_VALUES = Object.fromEntries(
+  VERSIONS.map((v) => [v, maxValues({ type: 'object', properties: SCHEMAS[v] })]),
+) as Record<VersionName, number>;
+
+/** Violations a refusal quotes: 3, then how many more. */
+const QUOTED_VIOLATIONS = 3;
 
 /** Each spoke's mapping, its output fitted to the target version's bounds (fitBounds). */
 const MAPPINGS: Record<Spoke, { lift: (b: Body) => Body; project: (b: Body) => Body }> = {
@@ -83,8 +114,11 @@ export function versionOf(apiVersion: string): VersionName {
 /**
  * Converts `input` (an AITask at any served version) to `desiredAPIVersion`. Returns a
  * new object; metadata is unchanged except the conversion annotations. Throws
- * ConversionError naming the field when the object is not a convertible AITask; a bad
- * stash never throws (it is ignored and reported to `options.onStashRejected`). Throws
+ * ConversionError naming the field when the object is not a convertible AITask (fault
+ * `input`: not an AITask, over the budgets above, a required field missing), or when the
+ * object it would produce at v2 breaks v2's bounds or rules (fault `output` when the object
+ * sent is within its own version's bounds and rules, else `input`); a bad stash never
+ * throws (it is ignored and reported to `options.onStashRejected`). Throws
  * StashKeyMissingError when `options.key` is undefined and a stash must be written or verified.
  */
 export function convert(input: unknown, desiredAPIVersion: string, options: ConvertOptions): LooseAITask {
@@ -92,9 +126,50 @@ export function convert(input: unknown, desiredAPIVersion: string, options: Conv
   const from = versionOf(obj.apiVersion);
   const to = versionOf(desiredAPIVersion);
   if (from === to) return obj;
+  checkBudget(obj, from);
   const reject = options.onStashRejected ?? ignore;
   const hub = from === HUB_VERSION ? obj : toHub(obj, from, options.key, reject);
-  return to === HUB_VERSION ? hub : fromHub(hub, to, options.key, reject);
+  if (to !== HUB_VERSION) return fromHub(hub, to, options.key, reject);
+  checkOutput(obj, from, hub);
+  return hub;
+}
+
+/** Throws ConversionError (fault input) when `obj` is over the budgets of an object at `version`. */
+function checkBudget(obj: LooseAITask, version: VersionName): void {
+  const meta = overBudget(obj.metadata, METADATA_MAX_VALUES, MAX_DEPTH);
+  if (meta !== undefined) throw new ConversionError(`metadata ${meta}; an AITask's metadata holds far fewer`);
+  const body = overBudget(bodyOf(obj, false), BODY_MAX_VALUES[version], MAX_DEPTH);
+  if (body !== undefined)
+    throw new ConversionError(
+      `spec and status ${body}; a valid AITask at ${version} holds at most ${BODY_MAX_VALUES[version]} (every list at its maxItems)`,
+    );
+}
+
+/** The violations of `version`'s spec and status schemas (bounds and rules) in `obj`, capped. */
+function violationsAt(version: VersionName, obj: LooseAITask, max?: number): Violation[] {
+  return [
+    ...violations(SCHEMAS[version].spec, obj.spec, 'spec', max),
+    ...(obj.status === undefined ? [] : violations(SCHEMAS[version].status, obj.status, 'status', max)),
+  ];
+}
+
+/**
+ * Throws ConversionError when `out` (produced at v2 from `src` at `from`) breaks v2's bounds or
+ * rules: fault output when `src` keeps its own version's, else input.
+ */
+function checkOutput(src: LooseAITask, from: VersionName, out: LooseAITask): void {
+  const found = violationsAt(HUB_VERSION, out);
+  if (found.length === 0) return;
+  const more = found.some((v) => v.why === MORE_VIOLATIONS);
+  const listed = found.filter((v) => v.why !== MORE_VIOLATIONS);
+  const quoted = listed.slice(0, QUOTED_VIOLATIONS).map((v) => `${v.path}: ${v.why}`);
+  const rest = listed.length - quoted.length;
+  const tail = rest > 0 || more ? `; and ${more ? 'more' : `${rest} more`}` : '';
+  const fault = violationsAt(from, src, 1).length === 0 ? 'output' : 'input';
+  throw new ConversionError(
+    `the object at ${HUB_VERSION} would break the rules a ${HUB_VERSION} write is held to: ${quoted.join('; ')}${tail}`,
+    fault,
+  );
 }
 
 function toHub(
@@ -133,9 +208,10 @@ function fromHub(
   return assemble(hub, version, spokeBody, next, key);
 }
 
-function bodyOf(o: LooseAITask): Body {
-  const b: Body = { spec: structuredClone(o.spec) };
-  if (o.status !== undefined) b.status = structuredClone(o.status);
+/** `o`'s spec and status, copied unless `copy` is false (default true). */
+function bodyOf(o: LooseAITask, copy = true): Body {
+  const b: Body = { spec: copy ? structuredClone(o.spec) : o.spec };
+  if (o.status !== undefined) b.status = copy ? structuredClone(o.status) : o.status;
   return b;
 }
 

@@ -1,10 +1,25 @@
 // The error types conversion raises: ConversionError, which the webhook turns into a
-// ConversionReview Failure whose message names the object and the field, and
-// StashKeyMissingError, a Failure that says the host has no stash key yet.
+// ConversionReview Failure whose message names the object and the field, and which says
+// whose fault it is (the sender's, or the webhook's own), and StashKeyMissingError, a
+// Failure that says the host has no stash key yet.
 
-/** An object that cannot be converted; `message` says which field and why. */
+/**
+ * Whose fault a ConversionError is: `input`, an object that is not a valid AITask at its own
+ * version (its sender's: the apiserver sends only objects it stored or was sent at a version
+ * it validated); `output`, a valid object whose conversion the target version would refuse
+ * (the webhook's own failure).
+ */
+export type ConversionFault = 'input' | 'output';
+
+/** An object that cannot be converted; `message` says which field and why, `fault` whose it is (default input). */
 export class ConversionError extends Error {
   override readonly name = 'ConversionError';
+  readonly fault: ConversionFault;
+
+  constructor(message: string, fault: ConversionFault = 'input') {
+    super(message);
+    this.fault = fault;
+  }
 }
 
 /** Reads `obj[key]` as a string or throws ConversionError naming `path`. */

@@ -13,8 +13,9 @@
 // - Bounds: the annotation's size, the number of entries, path and value depth are capped;
 //   paths start at spec or status and never hold a prototype segment.
 // - Schema: each entry is applied only when the result has no violation of the target
-//   version's schema bounds it did not have before (bounds.ts); otherwise the base
-//   mapping's value stays.
+//   version's schema bounds or CEL rules it did not have before (bounds.ts); otherwise the
+//   base mapping's value stays. A MAC vouches only that the webhook wrote the stash, not
+//   that its content is valid: anyone can have the webhook sign a stash of their choosing.
 //
 // Whatever is ignored is reported to the caller (`onStashRejected`), never thrown: one
 // tenant's annotation must not fail a ConversionReview that also carries others' objects.
