@@ -184,9 +184,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   const breaker = new CircuitBreaker(o.llm.failureThreshold, o.llm.circuitCoolOffMs);
   const telemetry = createTelemetry({
     remediations: () => slots.holders().length,
-    stalledTasks: () =>
-      taskCache.list().filter((t) => findCondition(t.status?.conditions, 'Stalled')?.status === 'True')
-        .length,
+    stalledTasks: () => reconciler.stalledCount(),
     openBreakers: () => breaker.openCount(Date.now()),
   });
   for (const { name } of o.hostedMetrics?.getMetricsAsArray() ?? []) {

@@ -12,7 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { NotFoundError } from '../api/kube/errors.ts';
-import { metaTime } from '../api/status/conditions.ts';
+import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../api/log.ts';
@@ -134,6 +134,8 @@ export interface ReconcilerDeps {
 /** The reconciler of AITasks. */
 export class Reconciler {
   readonly #d: ReconcilerDeps;
+  /** Keys of the tasks whose last status this reconciler decided has Stalled=True. */
+  readonly #stalled = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
@@ -161,6 +163,7 @@ export class Reconciler {
     const task = d.taskCache.get(key);
     if (task === undefined) return {};
     const stalled = stalledStatus(task, failure, TERMINAL_RETRY_MS, (d.now ?? Date.now)());
+    this.#judged(key, stalled.status);
     if (!isDeepStrictEqual(task.status ?? {}, stalled.status))
       await this.#writeStatus(task, stalled.status, stalled.events, d.log.with({ key }));
     d.log.error('reconcile stalled; no retry can fix this', { key, ...failure });
@@ -260,6 +263,7 @@ export class Reconciler {
       d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
     if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
     const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs, extra);
+    this.#judged(key, ev.status);
 
     if (ev.act === undefined || prepared === undefined || deployment === undefined) {
       if (!isDeepStrictEqual(task.status ?? {}, ev.status)) {
@@ -475,7 +479,22 @@ export class Reconciler {
       });
   }
 
+  /**
+   * How many tasks this reconciler last judged Stalled: the aiops_tasks_stalled gauge. Its own
+   * verdicts only, so a Stalled condition a tenant writes into status moves no alert.
+   */
+  stalledCount(): number {
+    return this.#stalled.size;
+  }
+
+  /** Records whether the status this reconciler decided for `key` says Stalled=True. */
+  #judged(key: string, status: v2.Status): void {
+    if (findCondition(status.conditions, 'Stalled')?.status === 'True') this.#stalled.add(key);
+    else this.#stalled.delete(key);
+  }
+
   #forget(key: string): void {
+    this.#stalled.delete(key);
     if (this.#d.slots.forget(key)) this.#d.onSlotFreed?.();
     this.#d.advisor.forget(key);
   }

@@ -93,7 +93,7 @@ export interface Telemetry {
 export interface Readings {
   /** AITasks holding a remediation slot. */
   readonly remediations?: () => number;
-  /** AITasks in the cache with Stalled=True. */
+  /** AITasks this process last judged Stalled (Reconciler.stalledCount), never a status read back. */
   readonly stalledTasks?: () => number;
   /** LLM circuit breakers open now (CircuitBreaker.openCount). */
   readonly openBreakers?: () => number;
@@ -123,7 +123,7 @@ export function createTelemetry(readings: Readings = {}, now?: () => number): Te
   );
   gauge(
     'aiops_tasks_stalled',
-    "AITasks whose Stalled condition is True: the operator stopped acting on them until a person fixes what the condition's reason names",
+    "AITasks this operator last judged Stalled (its own verdicts, never a status someone else wrote): it stopped acting on them until a person fixes what the condition's reason names",
     readings.stalledTasks,
   );
   gauge(

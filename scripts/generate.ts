@@ -1,7 +1,8 @@
 // `npm run generate`: writes every generated artefact from api/ so that a clean git
 // tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`),
 // the Helm chart, and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts)
-// and docs/operator.md's alerts table (scripts/monitoring/alerts.ts).
+// and docs/operator.md's alerts table (scripts/monitoring/alerts.ts), and docs/security.md's input-path
+// inventory (scripts/security/inventory.ts).
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,6 +16,7 @@ import { format, resolveConfig } from 'prettier';
 import { metricsTable, operatorMetricDocs, withMetricsTable } from '../operator/metrics-doc.ts';
 import { alertsTable, withAlertsTable } from './monitoring/alerts.ts';
 import { jobName } from './monitoring/objects.ts';
+import { inventoryMarkdown, withInventory } from './security/inventory-doc.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -58,3 +60,13 @@ const alerts = await format(alertsTable(jobName()), {
 });
 const updated = withAlertsTable(withMetricsTable(readme, table), alerts);
 if (updated !== readme) write('docs/operator.md', updated);
+
+// The input-path inventory of docs/security.md (scripts/security/inventory.ts), the same way.
+const securityPath = join(root, 'docs/security.md');
+const inventory = await format(inventoryMarkdown(), {
+  ...(await resolveConfig(securityPath)),
+  parser: 'markdown',
+});
+const security = readFileSync(securityPath, 'utf8');
+const securityUpdated = withInventory(security, inventory);
+if (securityUpdated !== security) write('docs/security.md', securityUpdated);
