@@ -5,7 +5,8 @@
 
 import { OPERATOR_IMAGE_REPOSITORY } from '../../api/releases.ts';
 import { toYaml } from '../../api/yaml.ts';
-import { deploymentSpec, disruptionBudget, LLM_SECRET } from './deployment.ts';
+import { deploymentSpec, disruptionBudget, LLM_SECRET, PORTS } from './deployment.ts';
+import { METRICS_NAMESPACE_SELECTOR } from './network-policy.ts';
 
 /** What the plain install's pod spec says about replicas, resources and spreading. */
 interface PlainDefaults {
@@ -121,6 +122,15 @@ of deploy/aiops-monitoring.yaml; needs prometheus-operator's CRDs. labels: added
 for a Prometheus that selects by it. Bind the scraping Prometheus' ServiceAccount to the aiops-metrics-reader ClusterRole.`,
       key: 'monitoring',
       value: { enabled: false, labels: {} },
+    },
+    {
+      comment: `NetworkPolicies on the operator pods: every ingress denied but the webhook port (${PORTS.webhook}) from any
+source (the kube-apiserver is no pod a selector can name) and the metrics port (${PORTS.metrics}) from pods in the
+namespaces metricsNamespaceSelector selects (kubebuilder's label metrics: enabled; label your Prometheus'
+namespace with it, or select it otherwise). The kubelet's probes come from the pod's own node, which a
+NetworkPolicy always allows. Enforced only by a CNI that implements NetworkPolicy (docs/install.md).`,
+      key: 'networkPolicy',
+      value: { enabled: true, metricsNamespaceSelector: METRICS_NAMESPACE_SELECTOR },
     },
   ];
 }

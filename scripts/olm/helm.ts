@@ -10,7 +10,8 @@
 // namespace. The webhook certificate is the operator's self-signed one (as in the plain
 // install: it writes the CA into that CRD itself) or, with certManager.enabled, a
 // cert-manager Certificate whose CA cainjector writes into the CRD through the annotation
-// the crds/ copy always carries (inert without that Certificate).
+// the crds/ copy always carries (inert without that Certificate). The NetworkPolicies are the
+// plain install's, with the metrics port's namespace selector a value.
 
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -22,6 +23,7 @@ import { toYaml } from '../../api/yaml.ts';
 import { deploymentSpec, WEBHOOK_CERT_DIR, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { LLM_VALUE_FLAGS, PROMETHEUS_URL_REQUIRED, valuesYaml } from './helm-values.ts';
 import { helmBlock, helmExpr, helmLines, helmOptionalBlock, templateYaml } from './helm-text.ts';
+import { networkPolicies, policyComment } from './network-policy.ts';
 import { plainManifests, WEBHOOK_CERT_SECRET } from './plain.ts';
 import { monitoringObjects } from '../monitoring/objects.ts';
 
@@ -229,6 +231,23 @@ function monitoringTemplate(): string {
   return `{{- if .Values.monitoring.enabled }}\n${objects.join('---\n')}{{- end }}\n`;
 }
 
+/**
+ * templates/networkpolicy.yaml: the plain install's NetworkPolicies when networkPolicy.enabled,
+ * the metrics port open to the namespaces networkPolicy.metricsNamespaceSelector selects.
+ */
+function networkPolicyTemplate(): string {
+  const metricsPeer = {
+    [helmLines(
+      '- namespaceSelector:',
+      '    {{- toYaml .Values.networkPolicy.metricsNamespaceSelector | nindent %I+4% }}',
+    )]: null,
+  };
+  const objects = networkPolicies({ namespace: NS, metricsPeer }).map(
+    (o) => policyComment(o) + templateYaml(chartObject(o as unknown as Manifest)),
+  );
+  return `{{- if .Values.networkPolicy.enabled }}\n${objects.join('---\n')}{{- end }}\n`;
+}
+
 /** The CRD as the chart ships it in crds/: the current one, with cert-manager's annotation. */
 export function chartCRD(crd?: CustomResourceDefinition): CustomResourceDefinition {
   const base =
@@ -307,6 +326,7 @@ export function chartFiles(version: string, crd?: CustomResourceDefinition): Map
     ],
     ['templates/cert-manager.yaml', HEADER + certManagerTemplate()],
     ['templates/monitoring.yaml', HEADER + monitoringTemplate()],
+    ['templates/networkpolicy.yaml', HEADER + networkPolicyTemplate()],
     [
       'templates/NOTES.txt',
       `The aiops operator is installed in {{ .Release.Namespace }} ({{ .Values.replicaCount }} replicas), querying {{ .Values.prometheus.url }}.

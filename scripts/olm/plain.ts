@@ -1,7 +1,8 @@
 // The plain install (`kubectl apply -f deploy/aiops-operator.yaml`, no OLM): what OLM would
 // create from the CSV, written out. The RBAC is api/rbac.ts, as in the CSV; the webhook's
 // serving certificate is a Secret the operator creates, rotates and publishes as the CRD's
-// caBundle, mounted where OLM would mount its own.
+// caBundle, mounted where OLM would mount its own. The NetworkPolicies of network-policy.ts
+// limit who reaches the pod's ports.
 
 import { buildCRD } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
@@ -12,6 +13,7 @@ import {
 } from '../../api/rbac.ts';
 import { operatorImage } from '../../api/releases.ts';
 import { deploymentSpec, disruptionBudget, OPERATOR_LABELS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
+import { networkPolicies } from './network-policy.ts';
 
 /** The Secret holding the webhook's self-signed serving certificate in a plain install. */
 export const WEBHOOK_CERT_SECRET = DEFAULT_INSTALL.webhookCertSecret;
@@ -82,5 +84,6 @@ export function plainManifests(version: string): object[] {
       }),
     },
     disruptionBudget(ns),
+    ...networkPolicies({ namespace: ns, labels }),
   ];
 }

@@ -2,6 +2,7 @@
 // and ship it, and the validator warnings it accepts with the reason for each.
 
 import { csvName, DEFAULT_CHANNEL, PACKAGE_NAME } from '../../api/releases.ts';
+import { NETWORK_POLICIES_FILE, NETWORK_POLICY_NAMES } from './network-policy.ts';
 import { ALLOWED_WARNINGS } from './warnings.ts';
 
 /** bundle/README.md for the release `version`. */
@@ -19,7 +20,7 @@ committed files differ from a fresh run.
 
 | path | what |
 |---|---|
-| \`manifests/\` | the CSV \`${csvName(version)}\` and the AITask CRD |
+| \`manifests/\` | the CSV \`${csvName(version)}\`, the AITask CRD, the metrics reader ClusterRole, the PodDisruptionBudget, the monitoring objects and the NetworkPolicies |
 | \`metadata/annotations.yaml\` | media type, package, channels, default channel (\`${DEFAULT_CHANNEL}\`) |
 | \`bundle.Dockerfile\` | the bundle image: \`docker build -f bundle/bundle.Dockerfile bundle/\` |
 | \`catalog/${PACKAGE_NAME}/\` | the file-based catalog: package, channels with the upgrade graph, one \`olm.bundle\` per release |
@@ -29,6 +30,19 @@ as it was generated, and only the current release's file is rewritten. To releas
 version to \`api/releases.ts\`, set it in \`package.json\` and run \`npm run generate\`.
 
 The plain install without OLM is \`deploy/aiops-operator.yaml\` (same RBAC as the CSV).
+
+## NetworkPolicies
+
+\`manifests/\` carries the NetworkPolicies of every install path (\`${NETWORK_POLICY_NAMES.denyIngress}\`,
+\`${NETWORK_POLICY_NAMES.webhook}\`, \`${NETWORK_POLICY_NAMES.metrics}\`; docs/install.md explains each), which OLM
+creates in the install namespace: NetworkPolicy is a kind OLM supports in a bundle
+(operator-registry's \`supported_resources.go\`) and that \`operator-sdk bundle validate\` and
+\`opm validate\` accept. The community catalogs' pipeline (operator-pipelines'
+\`check_network_policy_presence\`) refuses it: a bundle submitted there drops the three
+\`*_networkpolicy.yaml\` files, and the admin applies the same policies into the install
+namespace from \`${NETWORK_POLICIES_FILE}\` (no namespace in it):
+\`kubectl -n <install namespace> apply -f ${NETWORK_POLICIES_FILE}\`. To let Prometheus
+scrape the operator, label its namespace \`metrics=enabled\`.
 
 ## Validation
 

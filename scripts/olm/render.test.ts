@@ -121,6 +121,9 @@ test('the committed plain install parses as the objects kubectl will apply, in o
       'Service',
       'Deployment',
       'PodDisruptionBudget',
+      'NetworkPolicy',
+      'NetworkPolicy',
+      'NetworkPolicy',
     ],
   );
   const annotations = fromYaml(readFileSync(join(root, 'bundle/metadata/annotations.yaml'), 'utf8')) as {

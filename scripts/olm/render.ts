@@ -13,6 +13,7 @@ import { bundleBlob, channelBlobs, inlineBundleBlob, packageBlob } from './catal
 import { buildCSV, type ClusterServiceVersion } from './csv.ts';
 import { disruptionBudget, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { checkReleases } from './graph.ts';
+import { commentedYaml, NETWORK_POLICIES_FILE, networkPolicies } from './network-policy.ts';
 import { plainManifests } from './plain.ts';
 import { bundleMonitoringObjects, monitoringObjects, ruleFile } from '../monitoring/objects.ts';
 import { bundleReadme } from './readme.ts';
@@ -27,6 +28,8 @@ export const PATHS = {
   /** The same catalog with every bundle's manifests inline (what the local OLM installs from). */
   inlineCatalog: `bundle/catalog-inline/${PACKAGE_NAME}`,
   deploy: 'deploy/aiops-operator.yaml',
+  /** The NetworkPolicies alone, without a namespace (for an OLM install whose catalog refuses them in bundles). */
+  networkPolicies: NETWORK_POLICIES_FILE,
   /** The optional monitoring objects of the plain install (scripts/monitoring/objects.ts). */
   monitoring: 'deploy/aiops-monitoring.yaml',
   /** Their rule group alone, as promtool reads it; deploy/monitoring/aiops-rules.test.yaml unit-tests it. */
@@ -85,6 +88,8 @@ export function renderRelease(
     disruptionBudget(),
   );
   for (const o of bundleMonitoringObjects()) yaml(`${PATHS.manifests}/${manifestName(o)}`, o);
+  for (const o of networkPolicies())
+    files.set(`${PATHS.manifests}/${manifestName(o)}`, HEADER + commentedYaml(o));
   const annotations = bundleAnnotations(release);
   yaml(PATHS.annotations, { annotations });
   files.set(PATHS.dockerfile, dockerfile(annotations));
@@ -99,7 +104,7 @@ export function renderRelease(
     PATHS.deploy,
     HEADER +
       plainManifests(version)
-        .map((o) => `---\n${toYaml(o)}`)
+        .map((o) => `---\n${commentedYaml(o)}`)
         .join(''),
   );
   files.set(
@@ -107,6 +112,13 @@ export function renderRelease(
     HEADER +
       monitoringObjects({ namespace: DEFAULT_INSTALL.namespace })
         .map((o) => `---\n${toYaml(o)}`)
+        .join(''),
+  );
+  files.set(
+    PATHS.networkPolicies,
+    HEADER +
+      networkPolicies()
+        .map((o) => `---\n${commentedYaml(o)}`)
         .join(''),
   );
   files.set(PATHS.rules, HEADER + toYaml(ruleFile()));
@@ -141,7 +153,8 @@ export function releaseManifests(
 
 /**
  * The olm.bundle blobs of `release` in both catalogs (image-based and inline, the latter
- * with the bundle's other manifests: the metrics reader ClusterRole), keyed by path. Written once when the release is cut; committed and never regenerated after.
+ * with the bundle's other manifests: the metrics reader ClusterRole, the PodDisruptionBudget,
+ * the monitoring objects and the NetworkPolicies), keyed by path. Written once when the release is cut; committed and never regenerated after.
  */
 export function releaseBlobs(
   release: Release,
@@ -159,6 +172,7 @@ export function releaseBlobs(
             metricsReaderClusterRole(),
             disruptionBudget(),
             ...bundleMonitoringObjects(),
+            ...networkPolicies(),
           ]),
         ),
     ],

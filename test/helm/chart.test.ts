@@ -1,8 +1,8 @@
 // The Helm chart under deploy/helm/aiops-operator, checked with the real helm: it is what
 // `npm run generate` writes, `helm lint --strict` passes, it refuses to install without
 // prometheus.url or outside aiops-system, and rendered with its defaults it is the plain
-// install object for object (RBAC rules, Service, Deployment with its PDB and spreading, the
-// CRD), so a change to one install path that misses the other fails here. Values land where
+// install object for object (RBAC rules, Service, Deployment with its PDB and spreading,
+// NetworkPolicies, the CRD), so a change to one install path that misses the other fails here. Values land where
 // they should, in both certificate modes. Nothing here needs a cluster.
 
 import assert from 'node:assert/strict';
@@ -11,6 +11,8 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { CHART_DIR, CERT_MANAGER, currentChartFiles, INJECT_CA_ANNOTATION } from '../../scripts/olm/helm.ts';
 import { PROMETHEUS_URL_REQUIRED } from '../../scripts/olm/helm-values.ts';
+import { OPERATOR_LABELS, PORTS } from '../../scripts/olm/deployment.ts';
+import { METRICS_NAMESPACE_SELECTOR, NETWORK_POLICY_NAMES } from '../../scripts/olm/network-policy.ts';
 import { RELEASES } from '../../api/releases.ts';
 import { ROOT } from '../olm/validators.ts';
 import { helm, objectsOf, renderChart, skipUnlessHelm, type K8sObject } from './helm.ts';
@@ -241,6 +243,42 @@ describe('Helm chart deploy/helm/aiops-operator', { skip: skipUnlessHelm() }, ()
       renderChart(CHART, [`prometheus.url=${PROM}`]).filter((o) => o.kind === 'Certificate').length,
       0,
     );
+  });
+
+  it("networkPolicy: the plain install's policies by default, the metrics namespace selector a value, off when disabled", () => {
+    type Policy = K8sObject & {
+      spec: { podSelector: unknown; ingress: { from?: unknown[]; ports: { port: number }[] }[] };
+    };
+    const policies = (set: readonly string[]): Policy[] =>
+      renderChart(CHART, [`prometheus.url=${PROM}`, ...set]).filter(
+        (o): o is Policy => o.kind === 'NetworkPolicy',
+      );
+    const byName = (ps: Policy[], name: string): Policy => {
+      const p = ps.find((x) => x.metadata.name === name);
+      assert.ok(p, name);
+      return p;
+    };
+    const defaults = policies([]);
+    assert.deepEqual(defaults.map((p) => p.metadata.name).sort(), Object.values(NETWORK_POLICY_NAMES).sort());
+    for (const p of defaults) assert.deepEqual(p.spec.podSelector, { matchLabels: OPERATOR_LABELS });
+    assert.deepEqual(byName(defaults, NETWORK_POLICY_NAMES.denyIngress).spec.ingress, []);
+    assert.deepEqual(byName(defaults, NETWORK_POLICY_NAMES.webhook).spec.ingress, [
+      { ports: [{ port: PORTS.webhook, protocol: 'TCP' }] },
+    ]);
+    assert.deepEqual(byName(defaults, NETWORK_POLICY_NAMES.metrics).spec.ingress, [
+      {
+        from: [{ namespaceSelector: METRICS_NAMESPACE_SELECTOR }],
+        ports: [{ port: PORTS.metrics, protocol: 'TCP' }],
+      },
+    ]);
+    const custom = policies([
+      'networkPolicy.metricsNamespaceSelector.matchLabels.metrics=null',
+      'networkPolicy.metricsNamespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
+    ]);
+    assert.deepEqual(byName(custom, NETWORK_POLICY_NAMES.metrics).spec.ingress[0]?.from, [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ]);
+    assert.deepEqual(policies(['networkPolicy.enabled=false']), []);
   });
 
   it('with monitoring.enabled: the objects of deploy/aiops-monitoring.yaml, alert templates printed as written', () => {
