@@ -1,4 +1,4 @@
-// The per-address pace of reviews (address-pacer.ts): the burst then the rate for one address,
+// The per-address token buckets (token-bucket.ts): the burst then the rate for one address,
 // addresses paced apart, the bounded map that only drops refilled buckets, and the overflow
 // bucket new addresses share when every kept one is draining; property-checked against the
 // token-bucket bound.
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { AddressPacer } from './address-pacer.ts';
+import { AddressPacer } from './token-bucket.ts';
 
 const LIMITS = { ratePerSecond: 4, burst: 8, addresses: 2 };
 
@@ -89,4 +89,17 @@ test('AddressPacer (property): within any run each address gets at most burst + 
         for (const [address, n] of granted) assert.ok(n <= bound, `${address}: ${n} in ${now} ms`);
     }),
   );
+});
+
+test('AddressPacer: a cost of several tokens, and a charge into debt paid back at the rate', () => {
+  const p = new AddressPacer(LIMITS);
+  assert.equal(p.take('a', 0, 5), true);
+  assert.equal(p.take('a', 0, 5), false, '3 left');
+  p.charge('a', 0, 11);
+  assert.equal(p.balance('a', 0), -8);
+  assert.equal(p.balance('a', 1000), -4, 'paid back at 4 a second');
+  assert.equal(p.take('a', 1000), false);
+  assert.equal(p.balance('a', 3000), 4);
+  assert.equal(p.balance('b', 3000), 8, 'another address is not charged');
+  assert.equal(p.balance('a', 60_000), 8, 'never above the burst');
 });

@@ -1,12 +1,13 @@
-// How often each peer may make the operator ask the apiserver something on its behalf. Anyone
-// who reaches /metrics can send made-up bearer tokens, and each unknown token costs a
-// TokenReview: without a per-peer pace one pod makes the operator's ServiceAccount send
-// thousands a minute and fills the review slots the real scraper needs. A token bucket per
-// remote address (refilled at `ratePerSecond`, holding at most `burst`) paces each peer; the
+// Token buckets per remote address, for whatever a listener paces per peer: what anyone who
+// reaches a port may make the process spend on its behalf (the operator's TokenReviews for
+// made-up bearer tokens on /metrics, the conversion webhook's CPU time). A bucket per remote
+// address (refilled at `ratePerSecond`, holding at most `burst`) paces each peer; the
 // buckets live in a map of at most `addresses` entries, least recently touched first out, and
 // only a bucket that has refilled (so is as good as new) is ever dropped. When every kept
 // bucket is still draining, further new addresses share one overflow bucket: many peers at
-// once get one peer's pace between them, never a fresh burst each. Pure; the clock is passed in.
+// once get one peer's pace between them, never a fresh burst each. A cost known only after
+// the fact (time spent) is charged into debt (charge), which the bucket pays back at its rate
+// before the address may spend again. Pure; the clock is passed in.
 
 /** Pace and bounds of an AddressPacer. */
 export interface PacerLimits {
@@ -35,15 +36,30 @@ export class AddressPacer {
   }
 
   /**
-   * Whether `address` may spend one token at `now` (ms); true spends it. A refusal costs
-   * nothing and the caller retries no earlier than the next token (1000 / ratePerSecond ms).
+   * Whether `address` may spend `cost` tokens (default 1) at `now` (ms); true spends them. A
+   * refusal costs nothing and the caller retries no earlier than the tokens missing take to
+   * come back (at `ratePerSecond`).
    */
-  take(address: string, now: number): boolean {
+  take(address: string, now: number, cost = 1): boolean {
     const bucket = this.#bucket(address, now);
     this.#refill(bucket, now);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
+    if (bucket.tokens < cost) return false;
+    bucket.tokens -= cost;
     return true;
+  }
+
+  /** The tokens `address` holds at `now` (ms): negative while it pays back a charge. */
+  balance(address: string, now: number): number {
+    const bucket = this.#bucket(address, now);
+    this.#refill(bucket, now);
+    return bucket.tokens;
+  }
+
+  /** Spends `cost` tokens of `address` at `now` (ms), into debt if it holds fewer. */
+  charge(address: string, now: number, cost: number): void {
+    const bucket = this.#bucket(address, now);
+    this.#refill(bucket, now);
+    bucket.tokens -= cost;
   }
 
   /** Addresses with a bucket of their own (at most `limits.addresses`). */

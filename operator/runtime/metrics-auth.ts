@@ -8,14 +8,14 @@
 //   failures: a flood of made-up tokens churns the failure maps and never evicts a success;
 // - a token that was granted once (the scraper's) stays known after its TTL and is reviewed
 //   again in a lane of its own (maxRenewalsInFlight), so a flood never refuses it;
-// - every other review is paced per remote address (a token bucket, address-pacer.ts) and at
+// - every other review is paced per remote address (a token bucket, lib/token-bucket.ts) and at
 //   most maxReviewsInFlight run at once: beyond either the request is answered 429 and nothing
 //   reaches the apiserver;
 // - oversized headers are refused without a review.
 
 import { createHash } from 'node:crypto';
 import type { KubeTransport } from '../../api/kube/transport.ts';
-import { AddressPacer } from './address-pacer.ts';
+import { AddressPacer } from '../../lib/token-bucket.ts';
 
 /** What the filter answers: 200 lets the request through, anything else is sent as is. */
 export type MetricsAccess =
@@ -40,7 +40,7 @@ export const METRICS_AUTH_LIMITS = {
   reviewsPerSecondPerAddress: 4,
   /** Reviews one remote address may cause at once after a quiet spell (its bucket's size). */
   reviewBurstPerAddress: 8,
-  /** Remote addresses paced apart; beyond, new ones share one pace (address-pacer.ts). */
+  /** Remote addresses paced apart; beyond, new ones share one pace (lib/token-bucket.ts). */
   pacedAddresses: 4096,
   /** Longest Authorization header looked at; the apiserver's own tokens are well under 8 KiB. */
   maxHeaderBytes: 8192,
