@@ -20,18 +20,8 @@ test('a body deadline is the base plus the size at the minimum rate', () => {
   );
 });
 
-test('connections: each address up to its cap, freed on disconnect', () => {
-  const p = new PeerShares({ maxConnectionsPerPeer: 2, maxBytesPerPeer: 10, maxBytes: 20 });
-  assert.ok(p.connect('a'));
-  assert.ok(p.connect('a'));
-  assert.equal(p.connect('a'), false);
-  assert.ok(p.connect('b'), 'another address has its own share');
-  p.disconnect('a');
-  assert.ok(p.connect('a'));
-});
-
 test('an address over its share is refused; a request alone of its address always fits its share', () => {
-  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 40 });
+  const p = new PeerShares({ maxBytesPerPeer: 10, maxBytes: 40 });
   const big = p.admit('a', 15, () => undefined);
   assert.equal(typeof big, 'function', 'alone, over the share');
   assert.equal(
@@ -45,7 +35,7 @@ test('an address over its share is refused; a request alone of its address alway
 });
 
 test('a full total: a smaller holder pushes out the newest request of the biggest, never the reverse', () => {
-  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 20 });
+  const p = new PeerShares({ maxBytesPerPeer: 10, maxBytes: 20 });
   const evicted: string[] = [];
   p.admit('x', 4, () => evicted.push('x1'));
   p.admit('x', 6, () => evicted.push('x2'));
@@ -67,7 +57,7 @@ test('a full total: a smaller holder pushes out the newest request of the bigges
 });
 
 test('a full total that pushing out cannot free enough: refused, and nobody is pushed out', () => {
-  const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 25 });
+  const p = new PeerShares({ maxBytesPerPeer: 10, maxBytes: 25 });
   const evicted: string[] = [];
   for (const [peer, bytes] of [
     ['a', 3],
@@ -98,7 +88,7 @@ test('property: shares and the total hold, and whoever holds least is served', (
   );
   fc.assert(
     fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
-      const p = new PeerShares({ maxConnectionsPerPeer: 8, maxBytesPerPeer: 10, maxBytes: 25 });
+      const p = new PeerShares({ maxBytesPerPeer: 10, maxBytes: 25 });
       const releases: (() => void)[] = [];
       for (const o of ops) {
         if (o.kind === 'release') {

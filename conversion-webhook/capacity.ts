@@ -1,7 +1,8 @@
 // The webhook's capacity and who may hold how much of it, as pure bookkeeping the HTTPS
 // adapter (server.ts) consults: anyone who reaches the port (any pod can) is a peer, so no
 // peer may hold what another needs. Three things are bounded:
-// - connections per remote address (PeerShares.connect);
+// - connections, per remote address and in all: the listener's connection budget
+//   (lib/connection-budget.ts), with the defaults here;
 // - bytes of requests being read or answered, per remote address and in all (PeerShares.admit):
 //   a request reserves its declared size against its address's share only; when the total is
 //   full, a request from an address holding less than the biggest holder pushes that holder's
@@ -13,6 +14,17 @@
 
 /** Default connections one remote address may hold open at once: 64. */
 export const DEFAULT_MAX_CONNECTIONS_PER_PEER = 64;
+
+/**
+ * Default connections all remote addresses may hold open at once: 256, four addresses at their
+ * share (256 TLS handshakes in progress cost ~16 MiB). When all are held, a connection from an
+ * address holding fewer closes the oldest of the address holding the most, so the apiserver
+ * keeps a share whatever other addresses hold.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 256;
+
+/** Default time a connection may go without a byte either way: 30 s. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
 /** Default time a peer has to send its request headers, and to finish its TLS handshake: 5 s. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
@@ -33,8 +45,6 @@ export function bodyDeadlineMs(bytes: number, baseMs: number, minBytesPerSecond:
 
 /** Limits of PeerShares. */
 export interface PeerLimits {
-  /** Connections one address may hold (≥ 1). */
-  readonly maxConnectionsPerPeer: number;
   /** Declared bytes one address's requests may hold at once; a request alone of its address always fits. */
   readonly maxBytesPerPeer: number;
   /** Declared bytes all requests may hold at once (≥ maxBytesPerPeer). */
@@ -50,10 +60,9 @@ interface Hold {
   readonly evict: () => void;
 }
 
-/** Per-address shares of connections and of the bytes held by requests (see the module comment). */
+/** Per-address shares of the bytes held by requests (see the module comment). */
 export class PeerShares {
   readonly #limits: PeerLimits;
-  readonly #connections = new Map<string, number>();
   /** Each address's holds, oldest first. */
   readonly #holds = new Map<string, Hold[]>();
   readonly #peerBytes = new Map<string, number>();
@@ -61,7 +70,6 @@ export class PeerShares {
 
   constructor(limits: PeerLimits) {
     this.#limits = {
-      maxConnectionsPerPeer: Math.max(1, limits.maxConnectionsPerPeer),
       maxBytesPerPeer: limits.maxBytesPerPeer,
       maxBytes: Math.max(limits.maxBytes, limits.maxBytesPerPeer),
     };
@@ -75,21 +83,6 @@ export class PeerShares {
   /** Bytes `peer` holds now. */
   bytesOf(peer: string): number {
     return this.#peerBytes.get(peer) ?? 0;
-  }
-
-  /** Counts a new connection of `peer`; false (not counted) when it already holds its share. */
-  connect(peer: string): boolean {
-    const n = this.#connections.get(peer) ?? 0;
-    if (n >= this.#limits.maxConnectionsPerPeer) return false;
-    this.#connections.set(peer, n + 1);
-    return true;
-  }
-
-  /** A connect()ed connection of `peer` closed. */
-  disconnect(peer: string): void {
-    const n = (this.#connections.get(peer) ?? 0) - 1;
-    if (n > 0) this.#connections.set(peer, n);
-    else this.#connections.delete(peer);
   }
 
   /**

@@ -1,11 +1,11 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
 // GET /healthz and /readyz. Hardened for what the network can send, since any pod reaches the
-// port: a body size limit; per remote address a share of the connections and of the bytes
-// held (capacity.ts), so one address holds at most its share and the apiserver is still
-// served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
+// port: a body size limit; per remote address a share of the connections (within a total,
+// lib/connection-budget.ts) and of the bytes held (capacity.ts), so one address holds at most
+// its share and the apiserver is still served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
 // client honours and retries) taken only once a review's whole body is read; a short
-// handshake and header deadline, body and answer deadlines proportional to their size;
-// keep-alive, and a graceful close that lets in-flight reviews finish. This module owns the
+// handshake and header deadline, body and answer deadlines proportional to their size, an
+// idle deadline; keep-alive, and a graceful close that lets in-flight reviews finish. This module owns the
 // listener, the serving certificate and the stash key; requests.ts handles each request. Its
 // metrics are not served here (this port has no authentication): the host serves them (the
 // operator on its secure /metrics, `npm run webhook` on its own --metrics-port). Nothing one
@@ -15,14 +15,17 @@
 
 import { randomBytes, X509Certificate } from 'node:crypto';
 import * as https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createLogger, type Logger } from '../api/log.ts';
 import { LogOnce } from '../api/log-once.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
+import { budgetConnections, listenerOptions, type ConnectionBudget } from '../lib/connection-budget.ts';
 import {
   bodyDeadlineMs,
   DEFAULT_BODY_TIMEOUT_BASE_MS,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_CONNECTIONS_PER_PEER,
   DEFAULT_MIN_BYTES_PER_SECOND,
   PeerShares,
@@ -104,8 +107,14 @@ export interface WebhookOptions {
   minBytesPerSecond?: number;
   /** Time for the TLS handshake and the request headers, in milliseconds (default 5 000); slower gets 408. */
   headersTimeoutMs?: number;
-  /** Connections one remote address may hold open (default 64); more are closed at once. */
+  /** Connections one remote address may hold open (default DEFAULT_MAX_CONNECTIONS_PER_PEER, 64); more are closed at once. */
   maxConnectionsPerPeer?: number;
+  /**
+   * Connections all remote addresses may hold open (default DEFAULT_MAX_CONNECTIONS, 256); one
+   * more closes the oldest connection of the address holding the most, or is closed at once
+   * when no address holds two more than its own would.
+   */
+  maxConnections?: number;
   /** Idle keep-alive in milliseconds (default 30 000). */
   keepAliveTimeoutMs?: number;
   /** Cert reload poll interval in milliseconds (default 1000). */
@@ -173,17 +182,21 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
   const minRate = opts.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
   const headersTimeout = opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const maxInFlightBytes = opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES;
-  const server = https.createServer({
-    ...pair,
-    handshakeTimeout: headersTimeout,
-    headersTimeout,
+  const budget: ConnectionBudget = {
+    handshakeTimeoutMs: headersTimeout,
+    headersTimeoutMs: headersTimeout,
     // A backstop only: each request's own deadline (deadlineFor) is proportional to its size.
-    requestTimeout: headersTimeout + bodyDeadlineMs(maxBody, baseMs, minRate),
-    keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
-    connectionsCheckingInterval: Math.min(headersTimeout, 1000),
-  });
+    requestTimeoutMs: headersTimeout + bodyDeadlineMs(maxBody, baseMs, minRate),
+    keepAliveTimeoutMs: opts.keepAliveTimeoutMs ?? 30_000,
+    idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+    maxConnectionsPerAddress: opts.maxConnectionsPerPeer ?? DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    maxConnections: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+  };
+  const server = https.createServer({ ...pair, ...listenerOptions(budget) });
+  budgetConnections(server, budget, (why) =>
+    metrics.failures.inc({ reason: why === 'full' ? 'overloaded' : 'peer_share' }),
+  );
   const peers = new PeerShares({
-    maxConnectionsPerPeer: opts.maxConnectionsPerPeer ?? DEFAULT_MAX_CONNECTIONS_PER_PEER,
     maxBytesPerPeer: maxInFlightBytes,
     maxBytes: 2 * maxInFlightBytes,
   });
@@ -200,15 +213,6 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     }),
     warnings: new LogOnce(),
   };
-  server.on('connection', (socket: Socket) => {
-    const peer = socket.remoteAddress ?? '';
-    if (!peers.connect(peer)) {
-      metrics.failures.inc({ reason: 'peer_share' });
-      socket.destroy();
-      return;
-    }
-    socket.once('close', () => peers.disconnect(peer));
-  });
   server.on('request', (req, res) => {
     try {
       route(req, res, ctx);

@@ -3,12 +3,20 @@
 // port and the health-probe port (one listener when they are equal). Secure (the default
 // of `--metrics-secure`, as kubebuilder scaffolds it), /metrics is served over HTTPS on its
 // own port, only to bearer tokens the cluster authorizes (metrics-auth.ts), and the
-// health-probe port serves the probes alone.
+// health-probe port serves the probes alone. Every listener holds its connections to
+// DEFAULT_CONNECTION_BUDGET (lib/connection-budget.ts): deadlines of seconds for the TLS
+// handshake and the request, and a share per remote address within a total, so a pod holding
+// connections open leaves the kubelet's probes and the scraper served.
 
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import {
+  budgetConnections,
+  DEFAULT_CONNECTION_BUDGET,
+  listenerOptions,
+} from '../../lib/connection-budget.ts';
 import type { MetricsAccess } from './metrics-auth.ts';
 
 /** What the endpoints report on. */
@@ -84,7 +92,7 @@ function handler(p: Probes, serves: Serves, secure?: SecureMetrics): http.Reques
   };
 }
 
-function listen(server: http.Server, host: string, port: number): Promise<number> {
+function listen(server: http.Server | https.Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
@@ -113,18 +121,20 @@ export async function startServers(
     throw new Error(
       `/metrics over HTTPS needs a port of its own: the metrics and health ports are both ${metrics.port}`,
     );
-  const servers: http.Server[] = [];
+  const servers: (http.Server | https.Server)[] = [];
   const stops: (() => void)[] = [];
   const start = async (at: Listen, serves: Serves): Promise<number> => {
-    let s: http.Server;
+    const budget = listenerOptions(DEFAULT_CONNECTION_BUDGET);
+    let s: http.Server | https.Server;
     if (serves === 'metrics' && secure !== undefined) {
       const tlsServer = https.createServer(
-        { ...secure.pair, minVersion: 'TLSv1.2' },
+        { ...secure.pair, ...budget, minVersion: 'TLSv1.2' },
         handler(p, serves, secure),
       );
       stops.push(secure.watch?.((pair) => tlsServer.setSecureContext({ ...pair })) ?? (() => undefined));
       s = tlsServer;
-    } else s = http.createServer(handler(p, serves));
+    } else s = http.createServer(budget, handler(p, serves));
+    budgetConnections(s, DEFAULT_CONNECTION_BUDGET);
     servers.push(s);
     return listen(s, at.host, at.port);
   };

@@ -66,10 +66,18 @@ test('plain HTTP gets nothing: not on the metrics port, and the probe port serve
 });
 
 test('200 distinct forged tokens at once: none reads, the operator stays up and serves the scraper', async () => {
+  // One address's connections beyond its share are closed on arrival: that is a refusal too.
+  const closedOnArrival = { status: 0, text: 'connection closed' };
   const flood = await Promise.all(
-    Array.from({ length: 200 }, (_, i) => get(`forged-${i}-${'y'.repeat(64)}`)),
+    Array.from({ length: 200 }, (_, i) =>
+      get(`forged-${i}-${'y'.repeat(64)}`).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') return closedOnArrival;
+        throw err;
+      }),
+    ),
   );
-  for (const res of flood) assert.ok(res.status === 401 || res.status === 429, `${res.status} ${res.text}`);
+  for (const res of flood)
+    assert.ok(res.status === 401 || res.status === 429 || res.status === 0, `${res.status} ${res.text}`);
   const child = stage.operator.child;
   assert.ok(child.exitCode === null && child.signalCode === null, 'the operator is still running');
   const res = await get(stage.scraper.token);
