@@ -78,7 +78,7 @@ test('millions of zeros in status.conditions are refused at each version, readin
 });
 
 test('metadata and depth have budgets too', () => {
-  const wide = task('v2', SPECS.v2);
+  const wide: LooseAITask = task('v2', SPECS.v2);
   wide.metadata = { ...wide.metadata, managedFields: new Array<number>(METADATA_MAX_VALUES).fill(0) };
   assert.throws(() => convert(wide, `${G}/v1`, { key: KEY }), /metadata holds more than 65536 values/);
   const deep = JSON.parse(`${'['.repeat(MAX_DEPTH)}${']'.repeat(MAX_DEPTH)}`) as unknown;
