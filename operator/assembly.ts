@@ -203,15 +203,16 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     namespaceBurst: o.namespaceReconcileBurst,
     observer: telemetry.queue,
   });
-  // A watch that fails once or twice is an apiserver restarting or warming its watch cache:
-  // worth a line, not a warning (client-go's reflector logs those at V(4)). From FAILING_AFTER
-  // failures in a row on, the cache serves stale data and each retry is a warning.
+  // A watch that fails once or twice is an apiserver restarting or warming its watch cache
+  // ("storage is (re)initializing"), which the informer rides out: said as a reconnect at info,
+  // not as a failure (client-go's reflector logs those at V(4)). From FAILING_AFTER failures in
+  // a row on, the cache serves stale data and each retry is a warning that the watch failed.
   const onError =
     (kind: string) =>
     (err: unknown, failuresInARow: number): void => {
       const fields = { resource: kind, error: (err as Error).message, failuresInARow };
       if (failuresInARow >= FAILING_AFTER) log.warn('watch failed, reconnecting', fields);
-      else log.info('watch failed, reconnecting', fields);
+      else log.info('watch reconnecting', fields);
     };
   const tasks = new AITaskClient(transport, 'v2');
   // Caches keep only what the operator reads, and refuse objects still too large (trim.ts).
