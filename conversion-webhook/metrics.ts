@@ -47,6 +47,7 @@ export const CONVERSION_FAILURE_REASONS = [
   'internal',
   'slow_client',
   'peer_share',
+  'cpu_share',
 ] as const;
 
 /** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
@@ -128,7 +129,7 @@ function caBundleChecks(registry: Registry): Counter<'result'> {
 function failures(registry: Registry): Counter<'reason'> {
   const c = new Counter({
     name: 'aiops_conversion_failures_total',
-    help: 'Failed requests by reason (malformed, conversion, stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of connections or bytes, 429 or closed).',
+    help: 'Failed requests by reason (malformed: not what the apiserver sends (not a ConversionReview, a version not served, an object that is not a valid AITask at its own version), which anyone who reaches the port can send; conversion: a valid object the webhook could not convert; stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of connections or bytes, 429 or closed; cpu_share: one remote address in debt of conversion time, 429 with Retry-After).',
     labelNames: ['reason'],
     registers: [registry],
   });

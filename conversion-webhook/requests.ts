@@ -1,6 +1,9 @@
 // Handling one request of the conversion webhook (server.ts owns the listener, certificates
-// and keys): routing, reading a ConversionReview's body within its peer's share and its
-// deadline, taking a slot only once the body is whole, answering, counting and logging. What
+// and keys): routing, refusing a review from an address in debt of conversion time,
+// reading a ConversionReview's body within its peer's share and its deadline, taking a slot
+// only once the body is whole, answering (the time it took charged to its address),
+// counting and logging. A review that is not what the apiserver sends is counted as
+// `malformed`, apart from a conversion that failed (review.ts says which). What
 // a peer can make it log is bounded like the rest: a rejection or an internal error is one
 // line per address and reason per minute (api/log-once.ts), with the count it stands for.
 
@@ -9,6 +12,7 @@ import type { Logger } from '../api/log.ts';
 import type { LogOnce } from '../api/log-once.ts';
 import { fullCollection } from '../api/full-gc.ts';
 import type { PeerShares, Slots } from './capacity.ts';
+import type { CpuBudget } from './cpu-budget.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 
@@ -30,6 +34,8 @@ export interface Ctx {
   gate: Slots;
   /** One warning line per object and reason per minute (api/log-once.ts). */
   warnings: LogOnce;
+  /** Conversion time per remote address. */
+  cpu: CpuBudget;
 }
 
 /** Answers one request: /convert (POST), the health paths, else 404. */
@@ -63,6 +69,23 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     );
     return;
   }
+  const peer = req.socket.remoteAddress ?? '';
+  const wait = ctx.cpu.retryAfterSeconds(peer);
+  if (wait > 0) {
+    refuseAfterBody(
+      req,
+      res,
+      ctx,
+      {
+        code: 429,
+        message: `this address has used its share of conversion time; retry in ${wait} s`,
+        reason: 'cpu_share',
+        headers: { 'Retry-After': String(wait) },
+      },
+      { declared, read: 0 },
+    );
+    return;
+  }
   const reserved = declared > 0 ? declared : ctx.maxBody;
   let aborted = false;
   const chunks: Buffer[] = [];
@@ -77,7 +100,7 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     });
     res.once('finish', () => req.socket.destroy());
   };
-  const share = ctx.peers.admit(req.socket.remoteAddress ?? '', reserved, () =>
+  const share = ctx.peers.admit(peer, reserved, () =>
     cutOff(429, 'other callers need the webhook; retry shortly', 'overloaded'),
   );
   if (typeof share === 'string') {
@@ -144,6 +167,7 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     }
     res.once('close', release);
     let uid = '';
+    const converting = performance.now();
     try {
       const body = Buffer.concat(chunks).toString('utf8');
       // A keep-alive socket holds this request, and so these listeners, until its next one.
@@ -151,10 +175,12 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
       const outcome = handleReview(body, ctx.key());
       uid = outcome.body.response.uid;
       const answer = JSON.stringify(outcome.body);
+      ctx.cpu.charge(peer, performance.now() - converting);
       send(res, outcome.httpStatus, 'application/json', answer);
       answerDeadline(req, res, ctx.deadlineFor(Buffer.byteLength(answer)));
       record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
     } catch (err) {
+      ctx.cpu.charge(peer, performance.now() - converting);
       internalError(res, ctx, uid, err);
     }
   });
@@ -189,7 +215,7 @@ function record(outcome: ReviewOutcome, seconds: number, size: number, ctx: Ctx)
   else {
     const reason = outcome.stashKeyMissing
       ? 'stash_key_unavailable'
-      : outcome.httpStatus === 400
+      : outcome.malformed
         ? 'malformed'
         : 'conversion';
     ctx.metrics.failures.inc({ reason });

@@ -10,7 +10,11 @@
 // the key is missing, as signing with a stand-in key would lose the field on any other
 // replica. Telling the two apart costs nothing: it is found while converting. A review
 // whose desiredAPIVersion is not a served version is refused whole, objects or not, so
-// nothing a caller names ever reaches a metric label or a log line unbounded.
+// nothing a caller names ever reaches a metric label or a log line unbounded. A Failure says
+// whose fault it is (`malformed`): a review or object that is not what the apiserver sends
+// (not a ConversionReview, a version not served, an object that is not a valid AITask at its
+// own version) is its sender's, which anyone who reaches the port can send; a valid object
+// whose conversion fails is the webhook's own.
 
 import { convert, type LooseAITask } from '../api/conversion/convert.ts';
 import { VERSIONS } from '../api/crd.ts';
@@ -70,6 +74,13 @@ export interface ReviewOutcome {
   stashKeyMissing: boolean;
   /** The object a Failure is about (`ns/name`); empty when it is about the review itself. */
   failedObject: string;
+  /**
+   * True when the review failed because of what its sender sent: not a ConversionReview (400),
+   * no desired or a version not served, objects not a list, or an object that is not a valid
+   * AITask at its own version (ConversionError with fault `input`). The apiserver sends none
+   * of these; a Failure with it false is the webhook's own (a valid object it could not convert).
+   */
+  malformed: boolean;
 }
 
 function failure(
@@ -80,6 +91,7 @@ function failure(
   desired: ReviewOutcome['desired'] = 'invalid',
   stashKeyMissing = false,
   failedObject = '',
+  malformed = true,
 ): ReviewOutcome {
   return {
     httpStatus,
@@ -88,6 +100,7 @@ function failure(
     stashRejections: [],
     stashKeyMissing,
     failedObject,
+    malformed,
     body: { apiVersion, kind: 'ConversionReview', response: { uid, result: { status: 'Failure', message } } },
   };
 }
@@ -157,6 +170,7 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
           desired,
           true,
           identify(o),
+          false,
         );
       const why = err instanceof ConversionError ? err.message : `internal error: ${String(err)}`;
       return failure(
@@ -167,6 +181,7 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
         desired,
         false,
         identify(o),
+        err instanceof ConversionError && err.fault === 'input',
       );
     }
   }
@@ -177,6 +192,7 @@ export function handleReview(text: string, key: Uint8Array | PendingStashKey): R
     stashRejections,
     stashKeyMissing: false,
     failedObject: '',
+    malformed: false,
     body: {
       apiVersion: REVIEW_API_VERSION,
       kind: 'ConversionReview',

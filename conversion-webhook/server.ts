@@ -31,6 +31,12 @@ import {
   PeerShares,
   Slots,
 } from './capacity.ts';
+import {
+  CpuBudget,
+  DEFAULT_CPU_ADDRESSES,
+  DEFAULT_CPU_BURST_MS,
+  DEFAULT_CPU_MS_PER_SECOND,
+} from './cpu-budget.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
 import type { PendingStashKey } from './review.ts';
 import { internalError, route, type Ctx } from './requests.ts';
@@ -115,6 +121,14 @@ export interface WebhookOptions {
    * when no address holds two more than its own would.
    */
   maxConnections?: number;
+  /**
+   * Conversion time one remote address earns, in milliseconds per second (default
+   * DEFAULT_CPU_MS_PER_SECOND, 250); an address whose reviews took more than it earned (plus
+   * `cpuBurstMs`) gets 429 with Retry-After, the seconds until it is out of debt.
+   */
+  cpuMsPerSecond?: number;
+  /** Most conversion time an idle address may use at once, in milliseconds (default DEFAULT_CPU_BURST_MS, 2 500). */
+  cpuBurstMs?: number;
   /** Idle keep-alive in milliseconds (default 30 000). */
   keepAliveTimeoutMs?: number;
   /** Cert reload poll interval in milliseconds (default 1000). */
@@ -212,6 +226,11 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
       bytes: metrics.inFlightBytes,
     }),
     warnings: new LogOnce(),
+    cpu: new CpuBudget({
+      msPerSecond: opts.cpuMsPerSecond ?? DEFAULT_CPU_MS_PER_SECOND,
+      burstMs: opts.cpuBurstMs ?? DEFAULT_CPU_BURST_MS,
+      addresses: DEFAULT_CPU_ADDRESSES,
+    }),
   };
   server.on('request', (req, res) => {
     try {
