@@ -15,7 +15,7 @@ import { findCondition } from '../../api/status/conditions.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';
-import { askingLLM, startStage, type Stage, type Tenant } from './stage.ts';
+import { askingLLM, startStage, type Stage, type Tenant, stopStarted } from './stage.ts';
 
 let stage: Stage;
 let models: Awaited<ReturnType<typeof modelServer>>;
@@ -30,8 +30,7 @@ before(async () => {
   });
 });
 after(async () => {
-  await stage.stop();
-  await models.close();
+  await stopStarted(stage, models);
 });
 
 /** A breaching task of `tenant` asking the model server at every evaluation. */

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
 import { eventually } from '../support/operator.ts';
-import { askingLLM, startStage, type Stage, type Tenant } from './stage.ts';
+import { askingLLM, startStage, type Stage, type Tenant, stopStarted } from './stage.ts';
 
 const KNOWN = 'test-model';
 const HOSTILE = 'response_format-7b';
@@ -82,9 +82,12 @@ before(async () => {
   });
 });
 after(async () => {
-  await stage.stop();
-  llm.closeAllConnections();
-  await new Promise<void>((resolve) => llm.close(() => resolve()));
+  await stopStarted(stage, {
+    stop: async () => {
+      llm.closeAllConnections();
+      await new Promise<void>((resolve) => llm.close(() => resolve()));
+    },
+  });
 });
 
 const condition = async (tenant: Tenant, name: string) =>

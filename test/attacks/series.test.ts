@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { httpsCall } from '../support/https-call.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, loadTask, startStage, type Stage } from './stage.ts';
+import { bystander, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage;
 let undisturbed: (withinMs?: number) => Promise<void>;
@@ -22,7 +22,7 @@ before(async () => {
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stage.stop();
+  await stopStarted(stage);
 });
 
 /** The marker every hostile value carries, so a label holding one is found. */

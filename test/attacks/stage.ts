@@ -282,6 +282,24 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
   }
 }
 
+/** What an attack file starts in its `before` hook and stops (or closes) in its `after` hook. */
+export type Stoppable = { stop(): Promise<unknown> } | { close(): Promise<unknown> };
+
+/**
+ * Stops (or closes), in order, each of `parts` that was started: an `after` hook passes the
+ * variables its `before` hook assigns, and skips by this those a `before` that failed never set
+ * (a start that failed part-way stopped what it had started itself, as startStage does). Every
+ * part is stopped even when one throws; the first error is then rethrown.
+ */
+export async function stopStarted(...parts: readonly (Stoppable | undefined)[]): Promise<void> {
+  const errors: unknown[] = [];
+  for (const part of parts) {
+    if (part === undefined) continue;
+    await ('stop' in part ? part.stop() : part.close()).catch((err: unknown) => errors.push(err));
+  }
+  if (errors.length > 0) throw errors[0];
+}
+
 /**
  * An AITask on Deployment `name` of its own namespace that breaches while LOAD of `name` is
  * over 1 (or `spec.trigger`'s threshold), evaluated every 10 s unless `spec` says otherwise.

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { httpsCall } from '../support/https-call.ts';
-import { bystander, startStage, type Stage } from './stage.ts';
+import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage;
 let undisturbed: (withinMs?: number) => Promise<void>;
@@ -18,7 +18,7 @@ before(async () => {
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stage.stop();
+  await stopStarted(stage);
 });
 
 /** A ConversionReview of about `bytes` bytes: one v1alpha1 AITask padded by an annotation. */

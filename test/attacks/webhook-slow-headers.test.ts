@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { after, before, test } from 'node:test';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage } from './stage.ts';
+import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage;
 let undisturbed: (withinMs?: number) => Promise<void>;
@@ -21,7 +21,7 @@ before(async () => {
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stage.stop();
+  await stopStarted(stage);
 });
 
 /** One attacker: what it sends on each connection, from which address; counts the webhook's answers. */

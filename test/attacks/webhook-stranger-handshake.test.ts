@@ -23,7 +23,7 @@ import { PATHS } from '../../scripts/olm/render.ts';
 import { scrapeConfig } from '../monitoring/scrape-config.ts';
 import { ROOT } from '../monitoring/tools.ts';
 import { eventually } from '../support/operator.ts';
-import { startStage, type Stage } from './stage.ts';
+import { startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage;
 let prometheus: Prometheus;
@@ -50,8 +50,7 @@ before(async () => {
   );
 });
 after(async () => {
-  await prometheus.stop();
-  await stage.stop();
+  await stopStarted(prometheus, stage);
   rmSync(dir, { recursive: true, force: true });
 });
 
