@@ -22,7 +22,7 @@ import type { Advisor, LLMSpec } from './llm/advisor.ts';
 import { applyApproval, approvalVoided, choiceChanged } from './decision/approval.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import { mayTarget, type RemediationSlots } from './decision/caps.ts';
-import { boundRequeue, clampSpec } from './decision/clamp.ts';
+import { boundRequeue, brokenRules, clampSpec } from './decision/clamp.ts';
 import { blockAct, decide, type Defaults, type Verdict } from './decision/decide.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { History } from './edges/history.ts';
@@ -184,6 +184,13 @@ export class Reconciler {
       this.#forget(key);
       return {};
     }
+    // A spec the apiserver would refuse at v2 (a value conversion let through) is never acted on.
+    const broken = brokenRules(cached.spec);
+    if (broken.length > 0)
+      return this.#stall(key, {
+        reason: 'Invalid',
+        message: `the spec breaks its schema's rules: ${broken.join('; ')}`,
+      });
     let task = cached;
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) {
       task = await d.tasks.addFinalizer(namespace, name, FINALIZER, task);

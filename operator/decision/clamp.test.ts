@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type * as v2 from '../../api/schema/v2.ts';
-import { boundRequeue, clampSpec, MAX_REQUEUE_MS, MIN_REQUEUE_MS } from './clamp.ts';
+import * as v2 from '../../api/schema/v2.ts';
+import type { JSONSchemaProps } from '../../api/schema/infer.ts';
+import { boundRequeue, brokenRules, clampSpec, MAX_REQUEUE_MS, MIN_REQUEUE_MS } from './clamp.ts';
 
 const base: v2.Spec = {
   target: { kind: 'Deployment', name: 'web' },
@@ -105,4 +106,35 @@ test('boundRequeue: never below 1 s, never above a day, a non-number falls back'
   assert.equal(boundRequeue(Infinity, 60_000), 60_000);
   assert.equal(boundRequeue(1e12, 60_000), MAX_REQUEUE_MS);
   assert.equal(boundRequeue(5000, 60_000), 5000);
+});
+
+/** Every rule message the v2 spec schema declares. */
+function specRuleMessages(): string[] {
+  const out: string[] = [];
+  const stack: JSONSchemaProps[] = [v2.specSchema];
+  for (let s = stack.pop(); s !== undefined; s = stack.pop()) {
+    out.push(...(s['x-kubernetes-validations'] ?? []).map((r) => r.message));
+    stack.push(...Object.values(s.properties ?? {}));
+  }
+  return out;
+}
+
+test('brokenRules: each CEL rule of the v2 spec, table', () => {
+  const cases: [string, unknown, string[]][] = [
+    ['a valid spec keeps them all', { ...base, decision: { mode: 'Rules' } }, []],
+    [
+      'minReplicas 9 > maxReplicas 1',
+      { ...base, remediation: { action: 'ScaleUp', scale: { minReplicas: 9, maxReplicas: 1 } } },
+      ['spec.remediation.scale: minReplicas must not exceed maxReplicas'],
+    ],
+    [
+      'mode LLM without llm',
+      { ...base, decision: { mode: 'LLM' } },
+      ['spec.decision: decision.llm is required when mode is LLM'],
+    ],
+    ['not an object', 'x', []],
+  ];
+  for (const [what, spec, want] of cases) assert.deepEqual(brokenRules(spec), want, what);
+  const covered = new Set(cases.flatMap(([, , want]) => want.map((w) => w.slice(w.indexOf(': ') + 2))));
+  for (const message of specRuleMessages()) assert.ok(covered.has(message), `no row breaks "${message}"`);
 });

@@ -4,8 +4,13 @@
 // ran 22,730 reconciles in 10 s). Every numeric spec field is clamped to the bounds of
 // api/schema/v2.ts (read from the schema itself, so the two never drift), a value of the
 // wrong type is dropped (the operator default applies) and the requeue delay is bounded, so
-// no stored value can make the operator hot-loop. Pure.
+// no stored value can make the operator hot-loop. A spec that breaks one of v2's CEL rules
+// (brokenRules: a stash restored through another version could store minReplicas above
+// maxReplicas) is not clamped into shape: the reconciler refuses to act on it and says why in
+// its status. Pure.
 
+import type { JSONSchemaProps } from '../../api/schema/infer.ts';
+import { ruleBroken } from '../../api/schema/rules.ts';
 import { specSchema } from '../../api/schema/v2.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 
@@ -74,6 +79,27 @@ export function clampSpec(spec: v2.Spec): v2.Spec {
         llm: put(llm, 'timeoutSeconds', num(L.timeoutSeconds, llm.timeoutSeconds)),
       },
     };
+  }
+  return out;
+}
+
+/**
+ * The message of each CEL rule of the v2 spec schema (x-kubernetes-validations, checked by
+ * api/schema/rules.ts) that `spec` breaks, with the field it is on (`spec.remediation.scale:
+ * minReplicas must not exceed maxReplicas`); empty when it keeps them all, as every spec the
+ * apiserver accepted at v2 does.
+ */
+export function brokenRules(spec: unknown): string[] {
+  const out: string[] = [];
+  const stack: [JSONSchemaProps, unknown, string][] = [[specSchema, spec, 'spec']];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [schema, value, path] = next;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    for (const rule of schema['x-kubernetes-validations'] ?? [])
+      if (ruleBroken(rule, value)) out.push(`${path}: ${rule.message}`);
+    const o = value as Record<string, unknown>;
+    for (const [key, child] of Object.entries(schema.properties ?? {}))
+      if (Object.hasOwn(o, key)) stack.push([child, o[key], `${path}.${key}`]);
   }
   return out;
 }
