@@ -1,0 +1,194 @@
+// Attacks on the work the conversion webhook does and on what it signs, by anyone who reaches
+// its port (mallory's pod, 127.0.0.2 here: an address of its own, apart from the apiserver's),
+// against the operator hosting the webhook under the shipped memory limit and RBAC:
+// - an 8 MB review whose object's status.conditions is millions of zeros, at each version:
+//   answered (a Failure, or 429 once the address is over its conversion time), while the
+//   operator stays up, alice's task is still reconciled and an honest conversion succeeds;
+// - a stash the webhook signs for a spec of mallory's choosing (minReplicas 9 > maxReplicas 1),
+//   written back at v1: what is stored at v2, and read at every version, keeps v2's rules;
+// - malformed reviews once a second (no spec, another kind, not a ConversionReview, a version
+//   not served): counted as malformed, and the failure series AIOpsConversionFailing reads
+//   stays at 0.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../../api/install.ts';
+import { httpsCall } from '../support/https-call.ts';
+import { bystander, startStage, stopStarted, type Stage } from './stage.ts';
+
+let stage: Stage | undefined;
+let undisturbed: (withinMs?: number) => Promise<void>;
+
+before(async () => {
+  stage = await startStage(() => undefined);
+  undisturbed = await bystander(stage);
+});
+after(async () => {
+  await stopStarted(stage);
+});
+
+const G = 'aiops.example.com';
+/** Mallory's pod: a loopback address other than the apiserver's. */
+const MALLORY_POD = '127.0.0.2';
+
+function on(): Stage {
+  if (stage === undefined) throw new Error('the stage did not start');
+  return stage;
+}
+
+const post = (body: string) =>
+  httpsCall(on().webhook.port, '/convert', {
+    ca: on().webhook.ca,
+    headers: { 'Content-Type': 'application/json' },
+    body,
+    localAddress: MALLORY_POD,
+  });
+
+const review = (uid: string, desired: string, objects: readonly unknown[]): string =>
+  JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    request: { uid, desiredAPIVersion: `${G}/${desired}`, objects },
+  });
+
+const SPECS = {
+  v1alpha1: { target: 'web', threshold: 80, action: 'Noop' },
+  v1: { targetDeployment: 'web', threshold: 0.8, action: 'noop' },
+  v2: {
+    target: { kind: 'Deployment', name: 'web' },
+    trigger: { threshold: 0.8 },
+    remediation: { action: 'Noop' },
+  },
+} as const;
+
+/** A review of one object at `from` whose status.conditions is 4,000,000 zeros (~8 MB). */
+function hostile(from: keyof typeof SPECS, desired: string): string {
+  const head = review(`hostile-${from}`, desired, [
+    {
+      apiVersion: `${G}/${from}`,
+      kind: 'AITask',
+      metadata: { name: 'hostile', namespace: 'mallory', uid: 'u-hostile' },
+      spec: SPECS[from],
+      status: { conditions: ['HOLE'] },
+    },
+  ]);
+  return head.replace('["HOLE"]', `[${'0,'.repeat(3_999_999)}0]`);
+}
+
+test('8 MB of zeros in status.conditions at each version: answered, the operator up, alice reconciled, honest conversions succeed', async () => {
+  const s = on();
+  for (const [from, desired] of [
+    ['v1alpha1', 'v2'],
+    ['v1', 'v2'],
+    ['v2', 'v1'],
+  ] as const) {
+    const body = hostile(from, desired);
+    assert.ok(body.length > 8_000_000 && body.length <= 8 * 1024 * 1024, `${body.length} bytes`);
+    const res = await post(body);
+    if (res.status === 200) {
+      assert.match(res.text, /"status":"Failure"/);
+      assert.match(res.text, /holds more than \d+ values/);
+    } else assert.equal(res.status, 429, res.text.slice(0, 200));
+  }
+  await undisturbed();
+  const alice = await s.alice.tasksV1.list(s.alice.namespace);
+  assert.equal(alice.items.length, 1, 'alice reads her task at v1 through the webhook');
+});
+
+test('a signed stash written back at v1 never stores or shows minReplicas above maxReplicas', async () => {
+  const s = on();
+  const created = await s.mallory.tasksV1.create(s.mallory.namespace, {
+    apiVersion: `${G}/v1`,
+    kind: 'AITask',
+    metadata: { name: 'escape' },
+    spec: { targetDeployment: 'web', threshold: 0.8, action: 'scale_up', intervalSeconds: 60 },
+  });
+  const uid = created.metadata.uid ?? '';
+  const signed = await post(
+    review('sign-me', 'v1', [
+      {
+        apiVersion: `${G}/v2`,
+        kind: 'AITask',
+        metadata: { name: 'escape', namespace: s.mallory.namespace, uid },
+        spec: {
+          target: { kind: 'Deployment', name: 'web' },
+          trigger: { threshold: 0.8 },
+          remediation: { action: 'ScaleUp', scale: { minReplicas: 9, maxReplicas: 1 } },
+          intervalSeconds: 60,
+        },
+      },
+    ]),
+  );
+  assert.equal(signed.status, 200, signed.text.slice(0, 200));
+  const answer = JSON.parse(signed.text) as {
+    response: { convertedObjects?: { metadata: { annotations?: Record<string, string> } }[] };
+  };
+  const annotations = answer.response.convertedObjects?.[0]?.metadata.annotations ?? {};
+  assert.ok(annotations[CONVERSION_MAC_ANNOTATION], 'the webhook signed the stash it was sent');
+  const rejectedBefore = await s.operator.metric('aiops_conversion_stash_rejected_total', {
+    reason: 'out_of_bounds',
+  });
+  await s.mallory.tasksV1.patch(s.mallory.namespace, 'escape', {
+    metadata: {
+      annotations: {
+        [CONVERSION_ANNOTATION]: annotations[CONVERSION_ANNOTATION] ?? '',
+        [CONVERSION_MAC_ANNOTATION]: annotations[CONVERSION_MAC_ANNOTATION] ?? '',
+      },
+    },
+  });
+  const stored = await s.adminTasks.v2.get(s.mallory.namespace, 'escape');
+  const scale = stored.spec.remediation.scale;
+  assert.ok(
+    scale?.minReplicas === undefined ||
+      scale.maxReplicas === undefined ||
+      scale.minReplicas <= scale.maxReplicas,
+    `stored at v2: ${JSON.stringify(scale)}`,
+  );
+  assert.ok(
+    (await s.operator.metric('aiops_conversion_stash_rejected_total', { reason: 'out_of_bounds' })) >
+      rejectedBefore,
+    'the entry that breaks the rule was refused',
+  );
+  await s.adminTasks.v1.get(s.mallory.namespace, 'escape');
+  await s.adminTasks.v1alpha1.get(s.mallory.namespace, 'escape');
+  const reread = await s.mallory.tasks.get(s.mallory.namespace, 'escape');
+  const again = reread.spec.remediation.scale;
+  assert.ok(
+    again?.minReplicas === undefined ||
+      again.maxReplicas === undefined ||
+      again.minReplicas <= again.maxReplicas,
+    `read at v2: ${JSON.stringify(again)}`,
+  );
+  await undisturbed();
+});
+
+test('malformed reviews once a second are counted as malformed; the failure series the alert reads stays at 0', async () => {
+  const s = on();
+  const failing = () => s.operator.metric('aiops_conversion_failures_total', { reason: 'conversion' });
+  const malformedBefore = await s.operator.metric('aiops_conversion_failures_total', { reason: 'malformed' });
+  const bodies = [
+    review('no-spec', 'v2', [{ apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' } }]),
+    review('pod', 'v2', [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} }]),
+    JSON.stringify({ apiVersion: 'v1', kind: 'Status' }),
+    review('unserved', 'v9', [
+      { apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' }, spec: SPECS.v1 },
+    ]),
+    review('unknown-from', 'v2', [
+      { apiVersion: `${G}/v7`, kind: 'AITask', metadata: { name: 'x' }, spec: {} },
+    ]),
+  ];
+  const rounds = 20;
+  for (let i = 0; i < rounds; i++) {
+    const body = bodies[i % bodies.length] ?? '';
+    const res = await post(body);
+    assert.ok(res.status === 200 || res.status === 400, `answered ${res.status}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  assert.ok(
+    (await s.operator.metric('aiops_conversion_failures_total', { reason: 'malformed' })) >=
+      malformedBefore + rounds,
+    'each was counted as malformed',
+  );
+  assert.equal(await failing(), 0, 'no failed conversion was counted');
+  await undisturbed();
+});
