@@ -1,8 +1,63 @@
 // Typed access to any Kubernetes resource by group/version/plural, on top of the
 // transport: path building, CRUD, patch, status and scale subresources, list and watch.
+// Lists are read in pages sized from a byte budget (pageSizeFor), each page's answer bounded
+// by what that many of the largest objects etcd stores take (pageResponseBytes); a page past
+// it is read again one object at a time, so one object a writer made as large as it can
+// never stops a list, and no list holds more than its budget at once.
 
 import { ConflictError } from './errors.ts';
-import type { KubeTransport, PatchType } from './transport.ts';
+import { ResponseTooLargeError, type KubeTransport, type PatchType } from './transport.ts';
+
+/**
+ * The largest object a default cluster stores, in bytes: 1.5 MiB, etcd's default
+ * `--max-request-bytes` (built-in kinds are stored as protobuf, custom resources as JSON).
+ */
+export const APISERVER_MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+
+/**
+ * JSON bytes one stored byte may be sent as, at worst: 6. The apiserver's encoder writes
+ * `<`, `>`, `&` and control characters as six-byte `\u00XX` escapes, so an object of
+ * APISERVER_MAX_OBJECT_BYTES can arrive as six times as much text (it parses back to its size).
+ */
+export const JSON_ESCAPE_FACTOR = 6;
+
+/**
+ * Bytes of a list's or a watch event's own JSON around its objects (kind, apiVersion,
+ * resourceVersion, a continue token of a few hundred bytes, separators): 64 KiB, with room.
+ */
+export const LIST_FRAMING_BYTES = 64 * 1024;
+
+/**
+ * The most JSON one stored object can be sent as, with its framing: ~9.06 MiB
+ * (APISERVER_MAX_OBJECT_BYTES × JSON_ESCAPE_FACTOR + LIST_FRAMING_BYTES). The bound of a
+ * watch line and of a page read one object at a time.
+ */
+export const MAX_OBJECT_JSON_BYTES = APISERVER_MAX_OBJECT_BYTES * JSON_ESCAPE_FACTOR + LIST_FRAMING_BYTES;
+
+/**
+ * The page budget of a list no caller sized: 16 MiB of objects, so 10 objects a page
+ * (pageSizeFor). A page's text, its parsed objects and what the caller keeps of them are
+ * alive at once: about three times this, within the operator's 288 MiB heap bound.
+ */
+export const DEFAULT_PAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Objects per page so that a page of objects each `objectBytes` large (default
+ * APISERVER_MAX_OBJECT_BYTES) stays within `pageBytes`: at least 1, at most 500 (client-go's
+ * pager default). Pure.
+ */
+export function pageSizeFor(pageBytes: number, objectBytes: number = APISERVER_MAX_OBJECT_BYTES): number {
+  return Math.min(500, Math.max(1, Math.floor(pageBytes / objectBytes)));
+}
+
+/**
+ * The answer bound of a page of `limit` objects, in bytes: `limit` objects of
+ * APISERVER_MAX_OBJECT_BYTES and LIST_FRAMING_BYTES. A page past it (objects whose JSON is
+ * escaped past their stored size) is read again one object at a time (ResourceClient.page).
+ */
+export function pageResponseBytes(limit: number): number {
+  return limit * APISERVER_MAX_OBJECT_BYTES + LIST_FRAMING_BYTES;
+}
 
 /** Identifies a resource type. `group` is '' for the core API. */
 export interface ResourceType {
@@ -71,36 +126,67 @@ export class ResourceClient<T> {
     return this.transport.request<T>({ path: resourcePath(this.type, namespace, name) });
   }
 
-  /** One page of a list; `namespace` undefined lists across all namespaces. */
-  list(namespace: string | undefined, opts: ListOptions = {}): Promise<List<T>> {
-    return this.transport.request<List<T>>({ path: resourcePath(this.type, namespace), query: { ...opts } });
+  /**
+   * One page of a list; `namespace` undefined lists across all namespaces. Its answer is
+   * bounded by `maxResponseBytes` (default the transport's, DEFAULT_MAX_RESPONSE_BYTES).
+   */
+  list(namespace: string | undefined, opts: ListOptions = {}, maxResponseBytes?: number): Promise<List<T>> {
+    return this.transport.request<List<T>>({
+      path: resourcePath(this.type, namespace),
+      query: { ...opts },
+      ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+    });
   }
 
   /**
-   * Lists every page (default page size 500), handing each page's items to `each` before the
-   * next is read, so no more than one page is held: for a list of objects a tenant can make as
-   * large as the apiserver stores, with a `limit` that bounds a page's bytes.
+   * One page of at most `opts.limit` objects (default pageSizeFor(DEFAULT_PAGE_BYTES), 10),
+   * its answer bounded by pageResponseBytes. A page past that bound is read again from the
+   * same point as one object (bounded by MAX_OBJECT_JSON_BYTES, what any stored object fits
+   * in): the caller goes on from that page's continue token, so a page of objects sent
+   * larger than they are stored costs requests, never memory. A single object past even
+   * that bound rejects with ResponseTooLargeError.
+   */
+  async page(namespace: string | undefined, opts: ListOptions = {}): Promise<List<T>> {
+    const limit = opts.limit ?? pageSizeFor(DEFAULT_PAGE_BYTES);
+    if (limit > 1)
+      try {
+        return await this.list(namespace, { ...opts, limit }, pageResponseBytes(limit));
+      } catch (err) {
+        if (!(err instanceof ResponseTooLargeError)) throw err;
+      }
+    return this.list(namespace, { ...opts, limit: 1 }, MAX_OBJECT_JSON_BYTES);
+  }
+
+  /**
+   * Lists every page (ResourceClient.page: default page size pageSizeFor(DEFAULT_PAGE_BYTES)),
+   * handing each page's items to `each` before the next is read, so no more than one page is
+   * held: for a list of objects a tenant can make as large as the apiserver stores, with a
+   * `limit` that bounds a page's bytes. `each` returning false stops the list there.
    */
   async forEachPage(
     namespace: string | undefined,
     opts: Omit<ListOptions, 'continue'>,
-    each: (items: readonly T[]) => void,
+    each: (items: readonly T[]) => unknown,
   ): Promise<void> {
     let cont: string | undefined;
     do {
-      const page = await this.list(namespace, { limit: 500, ...opts, ...(cont ? { continue: cont } : {}) });
-      each(page.items);
+      const page = await this.page(namespace, { ...opts, ...(cont ? { continue: cont } : {}) });
+      if (each(page.items) === false) return;
       cont = page.metadata.continue;
     } while (cont);
   }
 
-  /** Lists every page (default page size 500). */
+  /**
+   * Lists every page (ResourceClient.page: default page size pageSizeFor(DEFAULT_PAGE_BYTES))
+   * and returns them together: only for kinds no tenant writes, or callers that bound the
+   * count otherwise (the plugin, for a person).
+   */
   async listAll(namespace: string | undefined, opts: Omit<ListOptions, 'continue'> = {}): Promise<List<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let meta: ListMeta;
     do {
-      const page = await this.list(namespace, { limit: 500, ...opts, ...(cont ? { continue: cont } : {}) });
+      const page = await this.page(namespace, { ...opts, ...(cont ? { continue: cont } : {}) });
       items.push(...page.items);
       meta = page.metadata;
       cont = page.metadata.continue;
@@ -155,7 +241,9 @@ export class ResourceClient<T> {
   /**
    * Streams watch events from `resourceVersion` until the server ends the watch or `signal`
    * aborts; `onOpen` runs once the apiserver has accepted the watch, before any event.
-   * Rejects with GoneError when the resourceVersion is too old (relist then).
+   * Rejects with GoneError when the resourceVersion is too old (relist then), with
+   * ResponseTooLargeError on an event line past MAX_OBJECT_JSON_BYTES (none a stored object
+   * makes), and with what `onEvent` throws.
    */
   watch(
     namespace: string | undefined,
@@ -168,6 +256,7 @@ export class ResourceClient<T> {
       {
         path: resourcePath(this.type, namespace),
         query: { ...opts, watch: true },
+        maxResponseBytes: MAX_OBJECT_JSON_BYTES,
         ...(signal ? { signal } : {}),
       },
       (line) => onEvent(JSON.parse(line) as WatchEvent<T>),

@@ -2,7 +2,11 @@
 // apiserver does (a revoked token gets 401): a token file rotated mid-run is read again, a
 // 401 is retried exactly once after the credential was read again, an exec plugin's token is
 // fetched again once it expired, every request carries our User-Agent, and each request's
-// final outcome reaches `onResult` (what rest_client_requests_total counts).
+// final outcome reaches `onResult` (what rest_client_requests_total counts). Answers past
+// their byte bound (a whole answer, a watch line) fail that request with ResponseTooLargeError
+// carrying the body's head, and the next request goes through; LineReader splits any chunking
+// of a stream into the same lines (property test); a list page past its bound is read again
+// one object at a time (ResourceClient.page).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,8 +16,20 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import fc from 'fast-check';
 import { UnauthorizedError } from './errors.ts';
-import { KubeTransport, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT, type RequestResult } from './transport.ts';
+import { pageResponseBytes, ResourceClient } from './resources.ts';
+import {
+  DEFAULT_MAX_LINE_BYTES,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  KubeTransport,
+  LineReader,
+  OPERATOR_USER_AGENT,
+  PLUGIN_USER_AGENT,
+  RESPONSE_HEAD_BYTES,
+  ResponseTooLargeError,
+  type RequestResult,
+} from './transport.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-transport-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -309,4 +325,131 @@ test('a 429 or 5xx with Retry-After is sent again, body and all, up to 10 times;
   retryAfter = undefined;
   await assert.rejects(t.request({ path: '/api' }), (err: Error) => err.name === 'TooManyRequestsError');
   assert.equal(bodies.length, 1, 'a 429 without Retry-After is final');
+});
+
+/**
+ * An HTTPS "apiserver" answering by path: `/big?bytes=N` a JSON string of N bytes,
+ * `/watch?bytes=N` a short line then a line of N bytes, `/small` a short object, and
+ * `/apis/x/v1/namespaces/n/things?limit=L` a list of L objects of `objectBytes` each.
+ */
+async function sizedServer(objectBytes: number): Promise<{ port: number; limits: number[] }> {
+  const limits: number[] = [];
+  const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+    const bytes = Number(url.searchParams.get('bytes') ?? 0);
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    if (url.pathname === '/big') res.end(JSON.stringify('x'.repeat(bytes)));
+    else if (url.pathname === '/watch') res.end(`{"type":"ADDED"}\n${'y'.repeat(bytes)}\n{"type":"NEVER"}\n`);
+    else if (url.pathname === '/small') res.end('{"ok":true}');
+    else {
+      const limit = Number(url.searchParams.get('limit') ?? 0);
+      limits.push(limit);
+      const items = Array.from({ length: limit }, (_, i) => ({
+        metadata: { name: `o${i}` },
+        fill: 'z'.repeat(objectBytes),
+      }));
+      res.end(JSON.stringify({ metadata: { continue: limit === 1 ? 'next' : '' }, items }));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  return { port: (server.address() as AddressInfo).port, limits };
+}
+
+test('the byte bounds by default hold the largest object and page, far under V8 string limits', () => {
+  assert.equal(DEFAULT_MAX_RESPONSE_BYTES, 32 * 1024 * 1024);
+  assert.equal(DEFAULT_MAX_LINE_BYTES, 10 * 1024 * 1024);
+  assert.ok(pageResponseBytes(10) < DEFAULT_MAX_RESPONSE_BYTES);
+});
+
+test('an answer past maxResponseBytes fails that request with ResponseTooLargeError and its head; the next goes through', async () => {
+  const { port } = await sizedServer(0);
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('sized', port, { token: 's' }) });
+  assert.equal(
+    await t.request<string>({ path: '/big', query: { bytes: 1000 }, maxResponseBytes: 1002 }),
+    'x'.repeat(1000),
+  );
+  await assert.rejects(
+    t.request({ path: '/big', query: { bytes: 1_000_000 }, maxResponseBytes: 100_000 }),
+    (err: unknown) => {
+      assert.ok(err instanceof ResponseTooLargeError, String(err));
+      assert.equal(err.maxBytes, 100_000);
+      assert.equal(err.head, `"${'x'.repeat(RESPONSE_HEAD_BYTES - 1)}`);
+      assert.match(err.message, /\/big is larger than 100000 bytes/);
+      return true;
+    },
+  );
+  // Past the default too: 40 MiB is refused without a bound given.
+  await assert.rejects(t.request({ path: '/big', query: { bytes: 40 * 2 ** 20 } }), ResponseTooLargeError);
+  assert.deepEqual(await t.request({ path: '/small' }), { ok: true });
+});
+
+test('a stream line past maxResponseBytes ends the stream with ResponseTooLargeError, after the lines before it', async () => {
+  const { port } = await sizedServer(0);
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('lines', port, { token: 's' }) });
+  const lines: string[] = [];
+  await assert.rejects(
+    t.stream({ path: '/watch', query: { bytes: 200_000 }, maxResponseBytes: 100_000 }, (l) => lines.push(l)),
+    (err: unknown) => err instanceof ResponseTooLargeError && err.head === 'y'.repeat(RESPONSE_HEAD_BYTES),
+  );
+  assert.deepEqual(lines, ['{"type":"ADDED"}']);
+  // A line `onLine` throws on ends the stream with that error, not the process.
+  await assert.rejects(
+    t.stream({ path: '/watch', query: { bytes: 10 } }, () => {
+      throw new SyntaxError('not JSON');
+    }),
+    SyntaxError,
+  );
+  const all: string[] = [];
+  await t.stream({ path: '/watch', query: { bytes: 10 } }, (l) => all.push(l));
+  assert.deepEqual(all, ['{"type":"ADDED"}', 'y'.repeat(10), '{"type":"NEVER"}']);
+});
+
+test('LineReader yields the same lines however the stream is cut into chunks, and refuses a line past its bound', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.string({ unit: 'grapheme', maxLength: 40 }).map((l) => l.replaceAll('\n', '')),
+        {
+          maxLength: 20,
+        },
+      ),
+      fc.array(fc.nat(), { maxLength: 10 }),
+      (lines, cuts) => {
+        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const reader = new LineReader(1000);
+        const out: string[] = [];
+        let from = 0;
+        for (const p of [...points, bytes.length]) {
+          out.push(...reader.push(bytes.subarray(from, p)));
+          from = p;
+        }
+        assert.deepEqual(out, lines);
+      },
+    ),
+  );
+  const reader = new LineReader(8);
+  assert.deepEqual(reader.push(Buffer.from('12345678\n1234')), ['12345678']);
+  assert.throws(() => reader.push(Buffer.from('56789')), /longer than 8 bytes/);
+});
+
+test('a list page past its bound is read again as one object, and the list goes on from there', async () => {
+  // 2 MiB objects: ten of them pass pageResponseBytes(10), one passes a page of one.
+  const { port, limits } = await sizedServer(2 * 2 ** 20);
+  const t = await KubeTransport.create({ kubeconfig: kubeconfig('pages', port, { token: 's' }) });
+  const things = new ResourceClient<{ metadata: { name: string } }>(t, {
+    group: 'x',
+    version: 'v1',
+    plural: 'things',
+    namespaced: true,
+  });
+  const page = await things.page('n', { limit: 10 });
+  assert.deepEqual(limits, [10, 1]);
+  assert.deepEqual(
+    page.items.map((i) => i.metadata.name),
+    ['o0'],
+  );
+  assert.equal(page.metadata.continue, 'next');
 });

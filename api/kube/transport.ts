@@ -4,8 +4,11 @@
 // runs (a token file, an exec plugin's token) are read per request through credentials.ts,
 // and a request answered 401 is sent once more after reading them again; other auth (client
 // certificates, static tokens, the library's other auth providers) is fixed at load. A request
-// the apiserver refused with Retry-After (429, 5xx) is sent again as client-go does. Everything of
-// ours talks to the apiserver through this module, so the library's untyped surfaces stay here.
+// the apiserver refused with Retry-After (429, 5xx) is sent again as client-go does. Every body
+// it reads is bounded in bytes (a request's whole answer, a watch's each line): past the bound
+// the read stops and that request fails with ResponseTooLargeError, so no answer can grow the
+// process past its memory limit or a string past V8's length limit. Everything of ours talks
+// to the apiserver through this module, so the library's untyped surfaces stay here.
 
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -13,7 +16,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { RELEASES } from '../releases.ts';
 import { credentialSource, kubeconfigFiles } from './credential-source.ts';
 import type { CredentialSource } from './credentials.ts';
-import { apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
+import { ApiError, apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
 import { applyOverrides, hasOverrides, type ConnectionOverrides } from './overrides.ts';
 import { MAX_RETRY_AFTER_RETRIES, pause, retryAfterMs } from './retry-after.ts';
 
@@ -33,6 +36,43 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   apply: 'application/apply-patch+yaml',
 };
 
+/**
+ * Largest answer body `request` reads unless told otherwise, in bytes: 32 MiB. It holds the
+ * largest JSON one stored object can be sent as (resources.ts MAX_OBJECT_JSON_BYTES, ~9 MiB)
+ * and a list page sized by ResourceClient's page budget (16 MiB of objects), each with room
+ * to spare, while staying far below V8's string limit (~512 MiB) and a few percent of the
+ * shipped 384 MiB memory limit.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Largest line `stream` reads unless told otherwise, in bytes: 10 MiB, one watch event of the
+ * largest JSON a stored object can be sent as (resources.ts MAX_OBJECT_JSON_BYTES, ~9 MiB)
+ * with its framing.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024;
+
+/** Bytes of a refused body kept in ResponseTooLargeError's `head`: 4 KiB. */
+export const RESPONSE_HEAD_BYTES = 4096;
+
+/**
+ * A body (of a request, or one line of a stream) past its byte bound: the read stopped there
+ * and the connection was closed. The request's error, never retried by the transport; the
+ * caller may ask again for less (a smaller page) or refuse what it asked for.
+ */
+export class ResponseTooLargeError extends ApiError {
+  /** The bound that was passed, in bytes. */
+  readonly maxBytes: number;
+  /** The first RESPONSE_HEAD_BYTES bytes of the body, as UTF-8 (a code point cut at the end reads as U+FFFD). */
+  readonly head: string;
+  constructor(path: string, maxBytes: number, head: string, what: string) {
+    const message = `${what} of ${path} is larger than ${maxBytes} bytes; not read`;
+    super(0, { message, reason: 'ResponseTooLarge' }, message);
+    this.maxBytes = maxBytes;
+    this.head = head;
+  }
+}
+
 export interface RequestOptions {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Absolute API path, e.g. `/apis/apps/v1/namespaces/ns/deployments/web`. */
@@ -43,6 +83,12 @@ export interface RequestOptions {
   /** Per-request timeout in milliseconds (default: the transport's, 30 000). */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Largest body read, in bytes: the whole answer of `request` (default
+   * DEFAULT_MAX_RESPONSE_BYTES), each line of `stream` (default DEFAULT_MAX_LINE_BYTES).
+   * Past it the request fails with ResponseTooLargeError.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 export interface TransportOptions {
@@ -235,7 +281,9 @@ export class KubeTransport {
    * `onOpen`, when given, runs once the server has answered 2xx (before any line). Resolves
    * when the server closes the stream; rejects with a typed ApiError on a non-2xx answer.
    * No timeout applies; abort through `signal`. A 401 is retried once, after the credential
-   * was read again.
+   * was read again. A line longer than `maxResponseBytes` (default DEFAULT_MAX_LINE_BYTES), or
+   * one `onLine` throws on, ends the stream: it rejects with ResponseTooLargeError, or what
+   * `onLine` threw.
    */
   async stream(opts: RequestOptions, onLine: (line: string) => void, onOpen?: () => void): Promise<void> {
     // The answer's status is reported once it is final: a 401 about to be retried is not.
@@ -288,23 +336,33 @@ export class KubeTransport {
       const req = this.#open(opts, undefined, authorization, (res) => {
         const status = res.statusCode ?? 0;
         onStatus(status);
-        res.setEncoding('utf8');
         if (status < 200 || status >= 300) {
-          let text = '';
-          res.on('data', (c: string) => (text += c));
-          res.on('end', () => reject(apiErrorFrom(status, text === '' ? undefined : parseJson(text))));
+          const body = new Body(DEFAULT_MAX_RESPONSE_BYTES);
+          res.on('data', (c: Buffer) => {
+            if (body.push(c)) return;
+            reject(new ResponseTooLargeError(opts.path, body.maxBytes, body.head(), 'the answer'));
+            res.destroy();
+          });
+          res.on('end', () => {
+            const text = body.text();
+            reject(apiErrorFrom(status, text === '' ? undefined : parseJson(text)));
+          });
           return;
         }
         onOpen?.();
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let nl = buffer.indexOf('\n');
-          while (nl >= 0) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            if (line.trim() !== '') onLine(line);
-            nl = buffer.indexOf('\n');
+        const lines = new LineReader(opts.maxResponseBytes ?? DEFAULT_MAX_LINE_BYTES);
+        res.on('data', (chunk: Buffer) => {
+          try {
+            for (const line of lines.push(chunk)) if (line.trim() !== '') onLine(line);
+          } catch (err) {
+            reject(
+              err instanceof LineTooLong
+                ? new ResponseTooLargeError(opts.path, err.maxBytes, err.head, 'a line of the stream')
+                : err instanceof Error
+                  ? err
+                  : new Error(String(err)),
+            );
+            res.destroy();
           }
         });
         res.on('end', () => resolve());
@@ -317,10 +375,11 @@ export class KubeTransport {
   }
 
   /**
-   * One request, its body read whole. The listeners reach the promise only through `settle`,
-   * cleared once it is settled: a keep-alive socket keeps its last request and listeners
-   * alive, and through the promise they would keep the last answer (a 500-object LIST page,
-   * ~0.5 MiB) until the socket's next request.
+   * One request, its body read whole up to `maxResponseBytes` (past it the response is
+   * destroyed and the promise rejects with ResponseTooLargeError). The listeners reach the
+   * promise only through `settle`, cleared once it is settled: a keep-alive socket keeps its
+   * last request and listeners alive, and through the promise they would keep the last answer
+   * (a LIST page) until the socket's next request.
    */
   #send(opts: RequestOptions, authorization: string | undefined): Promise<Answer> {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -333,15 +392,20 @@ export class KubeTransport {
       };
       const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
       const req = this.#open(opts, payload, authorization, (res) => {
-        res.setEncoding('utf8');
-        let text = '';
-        res.on('data', (c: string) => (text += c));
+        let body: Body | undefined = new Body(opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+        res.on('data', (c: Buffer) => {
+          if (body === undefined || body.push(c)) return;
+          const refused = new ResponseTooLargeError(opts.path, body.maxBytes, body.head(), 'the answer');
+          body = undefined;
+          take()?.reject(refused);
+          res.destroy();
+        });
         res.on('end', () => {
-          const body = text;
-          text = '';
+          const text = body?.text() ?? '';
+          body = undefined;
           take()?.resolve({
             status: res.statusCode ?? 0,
-            text: body,
+            text,
             retryAfter: res.headers['retry-after'],
           });
         });
@@ -398,6 +462,94 @@ function keepAlive(agent: http.RequestOptions['agent']): http.RequestOptions['ag
   if (agent.constructor === https.Agent) return new https.Agent(reuse);
   if (agent.constructor === http.Agent) return new http.Agent(reuse);
   return agent;
+}
+
+/** The chunks of one body, at most `maxBytes` bytes in all, decoded once whole. */
+class Body {
+  readonly maxBytes: number;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  /** Adds a chunk; false (and nothing kept) once the body is past `maxBytes`. */
+  push(chunk: Buffer): boolean {
+    if (this.#size + chunk.length > this.maxBytes) {
+      this.#chunks.push(chunk.subarray(0, Math.max(0, RESPONSE_HEAD_BYTES - this.#size)));
+      this.#size = this.maxBytes + 1;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return true;
+  }
+
+  /** The first RESPONSE_HEAD_BYTES bytes, as UTF-8. */
+  head(): string {
+    return headOf(this.#chunks);
+  }
+
+  text(): string {
+    return Buffer.concat(this.#chunks).toString('utf8');
+  }
+}
+
+/** The first RESPONSE_HEAD_BYTES bytes of `chunks`, as UTF-8. */
+function headOf(chunks: readonly Buffer[]): string {
+  const out: Buffer[] = [];
+  let n = 0;
+  for (const c of chunks) {
+    if (n >= RESPONSE_HEAD_BYTES) break;
+    const part = c.subarray(0, RESPONSE_HEAD_BYTES - n);
+    out.push(part);
+    n += part.length;
+  }
+  return Buffer.concat(out).toString('utf8');
+}
+
+/** A line past LineReader's bound: its first bytes. */
+class LineTooLong extends Error {
+  readonly maxBytes: number;
+  readonly head: string;
+  constructor(maxBytes: number, head: string) {
+    super(`line longer than ${maxBytes} bytes`);
+    this.maxBytes = maxBytes;
+    this.head = head;
+  }
+}
+
+/**
+ * Splits a byte stream into newline-terminated UTF-8 lines of at most `maxBytes` bytes each
+ * (the newline not counted); a longer line throws LineTooLong. Lines are cut on bytes: a
+ * newline byte is never part of a multi-byte UTF-8 sequence.
+ */
+export class LineReader {
+  readonly maxBytes: number;
+  #parts: Buffer[] = [];
+  #size = 0;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  /** The lines `chunk` completes, in order; the rest is kept for the next chunk. */
+  push(chunk: Buffer): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
+      if (this.#size + piece.length > this.maxBytes)
+        throw new LineTooLong(this.maxBytes, headOf([...this.#parts, piece]));
+      if (piece.length > 0) this.#parts.push(piece);
+      this.#size += piece.length;
+      if (nl < 0) return lines;
+      lines.push(Buffer.concat(this.#parts, this.#size).toString('utf8'));
+      this.#parts = [];
+      this.#size = 0;
+      start = nl + 1;
+    }
+  }
 }
 
 function parseJson(text: string): unknown {
