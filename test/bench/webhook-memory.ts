@@ -3,7 +3,10 @@
 // at its default body limit and caps, hit by N parallel ConversionReviews of the maximum
 // size. Prints, for each N, how many were answered 200, how many 429 (over the cap, with
 // Retry-After) and how many otherwise (408 past the request deadline), and the peak RSS (VmHWM) above the idle process — a fresh process per row, so
-// each peak is that row's own. The baseline is the idle webhook in the same run.
+// each peak is that row's own. The baseline is the idle webhook in the same run. Then one
+// hostile review (an object whose status.conditions is millions of zeros, ~8 MB, at each
+// version) against the honest review of the maximum size, each alone in a fresh process:
+// its answer, the time to it and the peak RSS above idle.
 
 import * as https from 'node:https';
 import { spawn } from 'node:child_process';
@@ -64,6 +67,37 @@ function maximumReview(maxBytes: number): Buffer {
     else hi = mid - 1;
   }
   return review(lo);
+}
+
+/** A review of one AITask at `from` whose status.conditions is `zeros` zeros. */
+function zerosReview(from: 'v1alpha1' | 'v1' | 'v2', zeros: number): Buffer {
+  const specs = {
+    v1alpha1: { target: 'web', threshold: 80, action: 'Noop' },
+    v1: { targetDeployment: 'web', threshold: 0.8, action: 'noop' },
+    v2: {
+      target: { kind: 'Deployment', name: 'web' },
+      trigger: { threshold: 0.8 },
+      remediation: { action: 'Noop' },
+    },
+  };
+  const text = JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    request: {
+      uid: 'bench-hostile',
+      desiredAPIVersion: `aiops.example.com/${from === 'v2' ? 'v1' : 'v2'}`,
+      objects: [
+        {
+          apiVersion: `aiops.example.com/${from}`,
+          kind: 'AITask',
+          metadata: { name: 'hostile', namespace: 'bench', uid: 'u' },
+          spec: specs[from],
+          status: { conditions: ['HOLE'] },
+        },
+      ],
+    },
+  });
+  return Buffer.from(text.replace('["HOLE"]', `[${'0,'.repeat(zeros - 1)}0]`));
 }
 
 /** POST /convert with `body`; resolves with the HTTP status, or 0 when the connection failed. */
@@ -172,6 +206,54 @@ export async function webhookMemory(): Promise<void> {
     printTable(
       `conversion webhook RSS under N parallel maximum-size reviews (${mib(body.length)} each; body limit ${mib(DEFAULT_MAX_BODY_BYTES)}, at most ${DEFAULT_MAX_CONCURRENT_REVIEWS} reviews and ${mib(DEFAULT_MAX_IN_FLIGHT_BYTES)} in flight; baseline: the idle webhook; container limit 384 MiB)`,
       ['parallel', '200', '429', 'other', 'idle RSS', 'peak RSS', 'peak − idle'],
+      rows,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The section's part: one hostile review (zeros in status.conditions at each version, just
+ * under the body limit) against the honest review of the maximum size, each alone in a fresh
+ * webhook: the answer, its time and the peak RSS above idle.
+ */
+export async function hostileReviews(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-bench-webhook-hostile-'));
+  try {
+    const cert = createServingCert(join(dir, 'cert'));
+    const certDir = dirname(cert.certFile);
+    const zeros = Math.floor((DEFAULT_MAX_BODY_BYTES - 1024) / 2);
+    const cases: [string, Buffer][] = [
+      ['honest, maximum size', maximumReview(DEFAULT_MAX_BODY_BYTES)],
+      ['zeros in status.conditions at v1alpha1', zerosReview('v1alpha1', zeros)],
+      ['zeros in status.conditions at v1', zerosReview('v1', zeros)],
+      ['zeros in status.conditions at v2', zerosReview('v2', zeros)],
+    ];
+    const rows: string[][] = [];
+    for (const [what, body] of cases) {
+      say(`${what}: ${mib(body.length)}`);
+      const w = await startWebhook(certDir, cert.caPem);
+      try {
+        const idle = procBytes(w.pid, 'VmRSS');
+        const started = performance.now();
+        const code = await post(w.port, cert.caPem, body);
+        const took = performance.now() - started;
+        const peak = procBytes(w.pid, 'VmHWM');
+        rows.push([
+          what,
+          mib(body.length),
+          code === 0 ? 'connection lost' : String(code),
+          `${Math.round(took)} ms`,
+          mib(peak - idle),
+        ]);
+      } finally {
+        await w.stop();
+      }
+    }
+    printTable(
+      'conversion webhook: one hostile review against the honest one of the same size, each alone (baseline: the honest review)',
+      ['review', 'body', 'answer', 'time to answer', 'peak − idle RSS'],
       rows,
     );
   } finally {
