@@ -27,10 +27,15 @@ import {
   objectKey,
   registerCacheMetrics,
   type KubeObject,
+  type Refusal,
 } from './runtime/informer.ts';
 import {
   CACHE_TRIM_ENV,
+  DEPLOYMENT_CACHE_BYTES,
+  DEPLOYMENT_NAMESPACE_CACHE_BYTES,
+  DEPLOYMENT_PAGE_SIZE,
   MAX_CACHED_OBJECT_BYTES,
+  selectorRefusal,
   TASK_PAGE_SIZE,
   trimDeployment,
   trimCustomObject,
@@ -218,19 +223,30 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
   // Caches keep only what the operator reads, and refuse objects still too large (trim.ts).
   const trim = process.env[CACHE_TRIM_ENV] !== 'off';
   const onRefused =
-    (kind: string) =>
-    (obj: KubeObject, bytes: number): void =>
-      log.warn('object too large to cache; ignored until it shrinks', {
-        resource: kind,
-        key: objectKey(obj),
-        bytes,
-        maxBytes: MAX_CACHED_OBJECT_BYTES,
-      });
+    (kind: string, then?: (obj: KubeObject) => void) =>
+    (obj: KubeObject, bytes: number, refusal: Refusal): void => {
+      if (refusal.reason === 'TooLarge')
+        log.warn('object too large to cache; ignored until it shrinks', {
+          resource: kind,
+          key: objectKey(obj),
+          bytes,
+          maxBytes: MAX_CACHED_OBJECT_BYTES,
+        });
+      else
+        log.warn('object not cached; ignored until it changes', {
+          resource: kind,
+          key: objectKey(obj),
+          reason: refusal.reason,
+          why: refusal.message,
+        });
+      then?.(obj);
+    };
   const bounded = (
     kind: string,
-  ): { maxObjectBytes: number; onRefused: (o: KubeObject, n: number) => void } => ({
+    then?: (obj: KubeObject) => void,
+  ): { maxObjectBytes: number; onRefused: (o: KubeObject, n: number, r: Refusal) => void } => ({
     maxObjectBytes: MAX_CACHED_OBJECT_BYTES,
-    onRefused: onRefused(kind),
+    onRefused: onRefused(kind, then),
   });
   const taskCache = new Informer<v2.AITask>(tasks, {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
@@ -246,10 +262,17 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
         resource: 'aitasks',
       }),
   });
+  // Deployments: pages whose worst case fits the heap, a selector no larger than a real one,
+  // and a byte budget in all and per namespace; a refused one is said in the status of the
+  // AITasks that target it (observe.ts), which are reconciled at once.
   const deployments = new Informer<Deployment>(new ResourceClient(transport, Resources.deployments), {
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
     transform: trimDeployment,
-    ...bounded('deployments'),
+    admit: (d) => selectorRefusal(d.spec?.selector),
+    ...bounded('deployments', (d) => enqueueTasksOf(d)),
+    maxCacheBytes: DEPLOYMENT_CACHE_BYTES,
+    maxNamespaceBytes: DEPLOYMENT_NAMESPACE_CACHE_BYTES,
+    pageSize: DEPLOYMENT_PAGE_SIZE,
     onError: onError('deployments'),
   });
   registerCacheMetrics(telemetry.registry, { aitasks: taskCache, deployments });
@@ -275,7 +298,7 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       if (findCondition(t.status?.conditions, 'RemediationAllowed')?.reason === 'ConcurrencyCapReached')
         queue.add(objectKey(t));
   };
-  const enqueueTasksOf = (d: Deployment): void => {
+  const enqueueTasksOf = (d: KubeObject): void => {
     for (const key of taskCache.byIndex('target', objectKey(d))) queue.addEvent(key);
   };
   deployments.on({

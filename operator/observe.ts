@@ -1,5 +1,6 @@
 // What one reconcile observes before deciding: the target (the Deployment from the cache,
-// refused across namespaces unless allowed, and owned by one AITask only) and the metric (the
+// refused across namespaces unless allowed, owned by one AITask only, and said refused when
+// the cache would not hold it) and the metric (the
 // default query rendered for the target, or the task's own query confined to the target's
 // namespace, read from Prometheus). Both become the observations `decide` takes.
 
@@ -7,7 +8,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import { renderQuery, type MetricReader } from './edges/prometheus.ts';
-import type { Informer } from './runtime/informer.ts';
+import type { Informer, Refusal } from './runtime/informer.ts';
 import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './decision/query-cost.ts';
 import type { Deployment } from './runtime/kinds.ts';
 
@@ -17,12 +18,16 @@ export interface TargetSources {
   readonly taskCache: Informer<v2.AITask>;
   /** Allow targets outside the AITask's namespace (default false: refused). */
   readonly allowCrossNamespace: boolean;
+  /** Why the Deployment cache refused a Deployment, by key (Informer.refusal); default none. */
+  readonly deployments?: { refusal(key: string): Refusal | undefined };
 }
 
 /**
  * The target of the AITask `key` as `decide` sees it: not found when the Deployment is
- * missing, when the task may not target it (CrossNamespaceRefused), or when an older task
- * that may act on it owns it (DuplicateTarget); else its desired replicas (default 1).
+ * missing, when the cache refused it (TargetRefused: too large, a selector past the bound,
+ * or the cache's budget spent), when the task may not target it (CrossNamespaceRefused), or
+ * when an older task that may act on it owns it (DuplicateTarget); else its desired replicas
+ * (default 1).
  */
 export function observeTarget(
   s: TargetSources,
@@ -34,7 +39,16 @@ export function observeTarget(
   const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
   if (!mayTarget(task, s.allowCrossNamespace))
     return { found: false, reason: 'CrossNamespaceRefused', message: crossNamespaceRefusal(task) };
-  if (!deployment) return { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
+  if (!deployment) {
+    const refused = s.deployments?.refusal(`${targetNs}/${task.spec.target.name}`);
+    return refused !== undefined
+      ? {
+          found: false,
+          reason: 'TargetRefused',
+          message: `${ref} is not read by the operator (${refused.reason}): ${refused.message}`,
+        }
+      : { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
+  }
   const rivals = s.taskCache
     .byIndex('target', `${targetNs}/${task.spec.target.name}`)
     .map((k) => (k === key ? task : s.taskCache.get(k)))

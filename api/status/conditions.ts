@@ -33,6 +33,8 @@ export const Reason = {
   Remediated: 'Remediated',
   ActionFailed: 'ActionFailed',
   TargetNotFound: 'TargetNotFound',
+  /** The target exists but the operator does not read it: too large, or its cache is full. */
+  TargetRefused: 'TargetRefused',
   TargetFound: 'TargetFound',
   CrossNamespaceRefused: 'CrossNamespaceRefused',
   DuplicateTarget: 'DuplicateTarget',

@@ -72,6 +72,8 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
   switch (reason) {
     case Reason.TargetNotFound:
       return `create ${ref}, or point spec.target at an existing Deployment`;
+    case Reason.TargetRefused:
+      return `shrink ${ref} to what the message names (a selector of a few labels, no huge fields), or ask the cluster admin about the operator's cache budget`;
     case Reason.CrossNamespaceRefused:
       return `create the AITask in the target's namespace, or start the operator with cross-namespace targets allowed`;
     case Reason.DuplicateTarget:

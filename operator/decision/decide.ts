@@ -32,7 +32,7 @@ export type TargetObservation =
   | { readonly found: true; readonly replicas: number }
   | {
       readonly found: false;
-      readonly reason: 'TargetNotFound' | 'CrossNamespaceRefused' | 'DuplicateTarget';
+      readonly reason: 'TargetNotFound' | 'TargetRefused' | 'CrossNamespaceRefused' | 'DuplicateTarget';
       readonly message: string;
     };
 

@@ -6,13 +6,21 @@
 // established) is waited for quietly, polled at most every 5 s, and reported once through
 // `onNotServed` instead of as an error at each try.
 // Every object passes the transform (trim.ts) before it is cached; one still larger than
-// `maxObjectBytes` is refused (not cached, reported), and the cache's size is tracked as the
-// JSON bytes of what it holds, for the `aiops_cache_bytes` metric.
+// `maxObjectBytes`, one `admit` turns away, or one past the cache's byte budget (in all or
+// of its namespace) is refused: not cached, counted by reason, reported, and remembered by
+// key so a reader can say why it is missing (`refusal`). The cache's size is tracked as the
+// JSON bytes of what it holds, for the `aiops_cache_bytes` metric. Lists are read a page at a
+// time (ResourceClient.page: each page's bytes bounded), watch lines within the transport's bound.
 
 import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
 import { GoneError, ApiError, NotFoundError } from '../../api/kube/errors.ts';
-import type { ResourceClient, WatchEvent } from '../../api/kube/resources.ts';
+import {
+  DEFAULT_PAGE_BYTES,
+  pageSizeFor,
+  type ResourceClient,
+  type WatchEvent,
+} from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { StringPool } from './intern.ts';
 import { jsonBytes } from './trim.ts';
@@ -44,11 +52,27 @@ export interface InformerOptions<T> {
    * version was cached) and passed to `onRefused`.
    */
   readonly maxObjectBytes?: number;
-  /** Called with each refused object (transformed) and its size in bytes; must not throw. */
-  readonly onRefused?: (obj: T, bytes: number) => void;
+  /**
+   * Refuses a transformed object for what it holds (a message saying why), or admits it
+   * (undefined); default: every object is admitted. Refused as NotAdmitted.
+   */
+  readonly admit?: (obj: T) => string | undefined;
+  /**
+   * Bytes of transformed objects (JSON) the cache holds in all, and of one namespace's
+   * objects (defaults: no bound). An object that would take the cache or its namespace past
+   * its budget is refused as CacheFull (an earlier version is dropped) until it is seen again
+   * with room: its next change, or a relist.
+   */
+  readonly maxCacheBytes?: number;
+  readonly maxNamespaceBytes?: number;
+  /** Called with each refused object (transformed), its size in bytes and why; must not throw. */
+  readonly onRefused?: (obj: T, bytes: number, refusal: Refusal) => void;
   /** Where the strings of cached objects are interned (default: one pool shared by all informers). */
   readonly strings?: StringPool;
-  /** Objects per list page (default 500); pages are cached one by one, never held all at once. */
+  /**
+   * Objects per list page (default pageSizeFor(DEFAULT_PAGE_BYTES), 10); pages are cached one
+   * by one, never held all at once, each page's answer bounded (ResourceClient.page).
+   */
   readonly pageSize?: number;
   /** Reconnect backoff: first delay in ms (default 800), cap in ms (default 30 000), jittered ±50 %. */
   readonly backoffBaseMs?: number;
@@ -71,6 +95,23 @@ export interface InformerOptions<T> {
   /** Longest wait between tries while the resource is not served (default 5 000 ms). */
   readonly notServedPollMs?: number;
 }
+
+/** Why an object is not cached: a closed set, the `reason` label of the refusal counter. */
+export const REFUSAL_REASONS = ['TooLarge', 'NotAdmitted', 'CacheFull'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/** Why one object is not cached: the reason, and a sentence saying it for a status. */
+export interface Refusal {
+  readonly reason: RefusalReason;
+  readonly message: string;
+}
+
+/**
+ * Refused objects whose refusal an informer remembers by key: 4,096 (a few hundred bytes
+ * each, ~1.5 MiB at most). Past it refusals are counted and reported but not remembered, and
+ * a reader finds those objects missing.
+ */
+export const MAX_REFUSALS_KEPT = 4096;
 
 /** The namespace/name key of an object (name alone for cluster-scoped objects). */
 export function objectKey(obj: KubeObject): string {
@@ -114,6 +155,10 @@ export class Informer<T extends KubeObject> {
   /** JSON bytes of each cached object, by key. */
   readonly #sizes = new Map<string, number>();
   #bytes = 0;
+  /** JSON bytes of the cached objects of each namespace. */
+  readonly #namespaceBytes = new Map<string, number>();
+  /** Why objects now refused are, by key (at most MAX_REFUSALS_KEPT). */
+  readonly #refusals = new Map<string, Refusal>();
   readonly #indexes = new Map<string, Map<string, Set<string>>>();
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #abort = new AbortController();
@@ -127,8 +172,10 @@ export class Informer<T extends KubeObject> {
   #waitingToBeServed = false;
   /** Completed relists (the initial list counts), for metrics and tests. */
   relists = 0;
-  /** Objects refused as over `maxObjectBytes` so far (each version counts once per sighting). */
+  /** Objects refused so far, for any reason (each version counts once per sighting). */
   refused = 0;
+  /** Objects refused so far, by reason. */
+  readonly refusedBy: Record<RefusalReason, number> = { TooLarge: 0, NotAdmitted: 0, CacheFull: 0 };
 
   constructor(client: ResourceClient<T>, opts: InformerOptions<T> = {}) {
     this.#client = client;
@@ -173,6 +220,14 @@ export class Informer<T extends KubeObject> {
   /** Every cached object. */
   list(): T[] {
     return [...this.#cache.values()];
+  }
+
+  /**
+   * Why the object `key` is not cached, while its last version seen was refused (and its
+   * refusal is among the MAX_REFUSALS_KEPT remembered); undefined otherwise.
+   */
+  refusal(key: string): Refusal | undefined {
+    return this.#refusals.get(key);
   }
 
   /** Keys of the cached objects whose index `name` contains `value`. */
@@ -258,8 +313,8 @@ export class Informer<T extends KubeObject> {
     let cont: string | undefined;
     let resourceVersion = '';
     do {
-      const page = await this.#client.list(this.#opts.namespace, {
-        limit: this.#opts.pageSize ?? 500,
+      const page = await this.#client.page(this.#opts.namespace, {
+        limit: this.#opts.pageSize ?? pageSizeFor(DEFAULT_PAGE_BYTES),
         ...(this.#opts.labelSelector ? { labelSelector: this.#opts.labelSelector } : {}),
         ...(cont ? { continue: cont } : {}),
       });
@@ -271,6 +326,7 @@ export class Informer<T extends KubeObject> {
       cont = page.metadata.continue;
     } while (cont);
     for (const [key, obj] of [...this.#cache]) if (!seen.has(key)) this.#apply('DELETED', obj);
+    for (const key of [...this.#refusals.keys()]) if (!seen.has(key)) this.#refusals.delete(key);
     this.#resourceVersion = resourceVersion;
     this.relists++;
     if (!this.#synced) {
@@ -333,20 +389,29 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(obj);
     const old = this.#cache.get(key);
     if (type === 'DELETED') {
+      this.#refusals.delete(key);
       this.#remove(key, old);
       return;
     }
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
     const bytes = jsonBytes(obj);
-    if (this.#opts.maxObjectBytes !== undefined && bytes > this.#opts.maxObjectBytes) {
+    const refusal = this.#refusalOf(obj, bytes, key);
+    if (refusal !== undefined) {
       this.refused++;
+      this.refusedBy[refusal.reason]++;
       this.#remove(key, old);
-      this.#opts.onRefused?.(obj, bytes);
+      if (this.#refusals.size < MAX_REFUSALS_KEPT || this.#refusals.has(key))
+        this.#refusals.set(key, refusal);
+      this.#opts.onRefused?.(obj, bytes, refusal);
       return;
     }
+    this.#refusals.delete(key);
     (this.#opts.strings ?? sharedStrings).internAll(obj);
     this.#cache.set(key, obj);
-    this.#bytes += bytes - (this.#sizes.get(key) ?? 0);
+    const grown = bytes - (this.#sizes.get(key) ?? 0);
+    this.#bytes += grown;
+    const ns = obj.metadata.namespace ?? '';
+    this.#namespaceBytes.set(ns, (this.#namespaceBytes.get(ns) ?? 0) + grown);
     this.#sizes.set(key, bytes);
     this.#reindex(key, old, obj);
     for (const h of this.#handlers) {
@@ -355,11 +420,45 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /** Why `obj` (transformed, `bytes` of JSON, cached under `key` or not) may not be cached. */
+  #refusalOf(obj: T, bytes: number, key: string): Refusal | undefined {
+    const o = this.#opts;
+    if (o.maxObjectBytes !== undefined && bytes > o.maxObjectBytes)
+      return {
+        reason: 'TooLarge',
+        message: `it takes ${bytes} bytes once trimmed, more than the ${o.maxObjectBytes} the operator caches`,
+      };
+    const refused = o.admit?.(obj);
+    if (refused !== undefined) return { reason: 'NotAdmitted', message: refused };
+    const grown = bytes - (this.#sizes.get(key) ?? 0);
+    if (grown <= 0) return undefined;
+    if (o.maxCacheBytes !== undefined && this.#bytes + grown > o.maxCacheBytes)
+      return {
+        reason: 'CacheFull',
+        message: `the operator's cache of this kind is full (${o.maxCacheBytes} bytes)`,
+      };
+    const ns = obj.metadata.namespace ?? '';
+    if (
+      o.maxNamespaceBytes !== undefined &&
+      (this.#namespaceBytes.get(ns) ?? 0) + grown > o.maxNamespaceBytes
+    )
+      return {
+        reason: 'CacheFull',
+        message: `the operator's cache of this kind holds its most for namespace ${ns} (${o.maxNamespaceBytes} bytes)`,
+      };
+    return undefined;
+  }
+
   /** Drops `key` (cached as `old`, if at all) and tells the handlers. */
   #remove(key: string, old: T | undefined): void {
     if (!old) return;
     this.#cache.delete(key);
-    this.#bytes -= this.#sizes.get(key) ?? 0;
+    const size = this.#sizes.get(key) ?? 0;
+    this.#bytes -= size;
+    const ns = old.metadata.namespace ?? '';
+    const left = (this.#namespaceBytes.get(ns) ?? 0) - size;
+    if (left > 0) this.#namespaceBytes.set(ns, left);
+    else this.#namespaceBytes.delete(ns);
     this.#sizes.delete(key);
     this.#reindex(key, old, undefined);
     for (const h of this.#handlers) h.delete?.(old);
@@ -387,14 +486,14 @@ export class Informer<T extends KubeObject> {
 export interface CacheSize {
   readonly bytes: number;
   readonly size: number;
-  readonly refused: number;
+  readonly refusedBy: Readonly<Record<RefusalReason, number>>;
 }
 
 /**
  * Registers the caches' metrics on `registry`, read from `informers` (resource label →
  * informer) at each scrape: `aiops_cache_bytes{resource}` (JSON bytes of the cached objects,
  * Informer.bytes), `aiops_cache_objects{resource}` and
- * `aiops_cache_objects_refused_total{resource}` (objects over the size bound, not cached).
+ * `aiops_cache_objects_refused_total{resource,reason}` (objects not cached, by RefusalReason).
  */
 export function registerCacheMetrics(
   registry: Registry,
@@ -429,15 +528,16 @@ export function registerCacheMetrics(
   });
   new Counter({
     name: 'aiops_cache_objects_refused_total',
-    help: 'Objects not cached because they exceed the size bound after trimming, by resource',
-    labelNames: ['resource'],
+    help: 'Objects not cached, by resource and reason: TooLarge (past the size bound once trimmed), NotAdmitted (such as a Deployment selector past its bound), CacheFull (past the cache budget)',
+    labelNames: ['resource', 'reason'],
     registers: [registry],
     collect() {
       this.reset();
-      each(
-        (i) => i.refused,
-        (resource, v) => this.inc({ resource }, v),
-      );
+      for (const reason of REFUSAL_REASONS)
+        each(
+          (i) => i.refusedBy[reason],
+          (resource, v) => this.inc({ resource, reason }, v),
+        );
     },
   });
 }

@@ -1,5 +1,7 @@
-// The cache transform: what trimMetadata, trimCustomObject and trimDeployment keep and drop
-// (table tests), and jsonBytes. That the reconciler decides the same on trimmed AITasks, and
+// The cache transform: what trimMetadata, trimCustomObject, trimDeployment, trimPod and
+// trimReplicaSet keep and drop (table tests), which Deployment selectors are refused
+// (selectorRefusal: a table at the bounds and a property that every real-sized one passes),
+// and jsonBytes. That the reconciler decides the same on trimmed AITasks, and
 // the size bound's derivation from the v2 schema, are operator/cache-trim.test.ts.
 
 import assert from 'node:assert/strict';
@@ -7,7 +9,19 @@ import { test } from 'node:test';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { LAST_APPLIED_ANNOTATION } from './informer.ts';
 import type { Deployment } from './kinds.ts';
-import { jsonBytes, trimCustomObject, trimDeployment, trimMetadata, type CustomObject } from './trim.ts';
+import fc from 'fast-check';
+import {
+  jsonBytes,
+  MAX_SELECTOR_BYTES,
+  MAX_SELECTOR_TERMS,
+  selectorRefusal,
+  trimCustomObject,
+  trimDeployment,
+  trimMetadata,
+  trimPod,
+  trimReplicaSet,
+  type CustomObject,
+} from './trim.ts';
 
 /** The one annotation kept in these tests (the AITask cache keeps the approval). */
 const KEEP = 'aiops.example.com/approve';
@@ -152,4 +166,89 @@ test('a Deployment keeps only replicas, selector, ready and available replicas',
 test('jsonBytes counts UTF-8 bytes of the JSON text', () => {
   assert.equal(jsonBytes({ a: 'é' }), Buffer.byteLength('{"a":"é"}'));
   assert.equal(jsonBytes('x'.repeat(10)), 12);
+});
+
+test('a pod keeps identity, age, deletion, its controller reference, node, phase, Ready and its restarts added up', () => {
+  const pod = {
+    metadata: {
+      ...fullMeta,
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x' },
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true },
+      ],
+    },
+    spec: { nodeName: 'n1', containers: [{ env: [{ value: 'x'.repeat(1000) }] }] },
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'False' },
+      ],
+      containerStatuses: [{ restartCount: 2 }, { restartCount: 3 }],
+    },
+  };
+  assert.deepEqual(trimPod(pod), {
+    metadata: {
+      name: 'a',
+      namespace: 'ns',
+      uid: 'u-1',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      deletionTimestamp: '2026-01-02T00:00:00Z',
+      ownerReferences: [{ apiVersion: '', kind: 'ReplicaSet', name: '', uid: 'rs-1', controller: true }],
+    },
+    spec: { nodeName: 'n1' },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ restartCount: 5 }],
+    },
+  });
+  assert.deepEqual(trimPod({ metadata: { name: 'bare' } }), { metadata: { name: 'bare' }, status: {} });
+  assert.deepEqual(trimReplicaSet({ metadata: fullMeta }), { metadata: { uid: 'u-1' } });
+});
+
+test('a Deployment selector past MAX_SELECTOR_TERMS terms or MAX_SELECTOR_BYTES bytes is refused, saying which', () => {
+  const labels = (n: number, key = (i: number) => `k${i}`): Record<string, string> =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [key(i), 'v']));
+  const longKey = (i: number): string => `${'p'.repeat(250)}${i}.io/${'n'.repeat(60)}`;
+  const cases: { name: string; selector: Parameters<typeof selectorRefusal>[0]; refused?: RegExp }[] = [
+    { name: 'none', selector: undefined },
+    { name: 'one label', selector: { matchLabels: { app: 'web' } } },
+    { name: 'at the term bound', selector: { matchLabels: labels(MAX_SELECTOR_TERMS) } },
+    {
+      name: 'past the term bound',
+      selector: { matchLabels: labels(MAX_SELECTOR_TERMS + 1) },
+      refused: /33 terms/,
+    },
+    {
+      name: 'values count as terms',
+      selector: {
+        matchExpressions: [
+          { key: 'tier', operator: 'In', values: Array.from({ length: 40 }, (_, i) => `t${i}`) },
+        ],
+      },
+      refused: /41 terms/,
+    },
+    { name: 'ten of the longest keys', selector: { matchLabels: labels(10, longKey) } },
+    {
+      name: 'past the byte bound',
+      selector: { matchLabels: labels(14, longKey) },
+      refused: /bytes, more than the 4096/,
+    },
+  ];
+  for (const c of cases) {
+    const got = selectorRefusal(c.selector);
+    if (c.refused === undefined) assert.equal(got, undefined, c.name);
+    else assert.match(got ?? '', c.refused, c.name);
+  }
+  assert.equal(MAX_SELECTOR_BYTES, 4096);
+});
+
+test('every selector of up to five labels of any valid length passes (property)', () => {
+  const name = fc.stringMatching(/^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/);
+  fc.assert(
+    fc.property(fc.dictionary(name, name, { maxKeys: 5 }), (matchLabels) => {
+      assert.equal(selectorRefusal({ matchLabels }), undefined);
+    }),
+  );
 });

@@ -4,11 +4,17 @@
 // last-applied-configuration or a tenant's 250 KiB blob, labels, managedFields, a
 // Deployment's pod template) is dropped before the object enters a cache, so the cache's
 // size follows what the operator needs, not what tenants write. An object still larger than
-// MAX_CACHED_OBJECT_BYTES after trimming is not cached at all (informer.ts refuses it).
+// MAX_CACHED_OBJECT_BYTES after trimming is not cached at all (informer.ts refuses it), nor
+// is a Deployment whose selector is larger than any real one (selectorRefusal). Pods and
+// ReplicaSets read for one evaluation are trimmed the same way before they are kept
+// (trimPod, trimReplicaSet). The page and cache budgets of the caches live here too.
 // Pure: objects in, new objects out; the input is not changed.
 
+import { APISERVER_MAX_OBJECT_BYTES, pageSizeFor } from '../../api/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
-import type { Deployment } from './kinds.ts';
+import type { Deployment, LabelSelector, Pod } from './kinds.ts';
+
+export { APISERVER_MAX_OBJECT_BYTES, pageSizeFor };
 
 /**
  * Largest trimmed object a cache holds, in bytes of its JSON (UTF-8): 64 KiB. A trimmed
@@ -24,16 +30,6 @@ import type { Deployment } from './kinds.ts';
 export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
 
 /**
- * The largest object a default cluster stores, in bytes of JSON: 1.5 MiB, etcd's default
- * `--max-request-bytes` (custom resources are stored as JSON, and read back as about the
- * same text). What bounds one AITask on the wire: the CRD bounds every spec and status field
- * (api/crd-bounds.test.ts), but metadata (labels, finalizers, managedFields, 256 KiB of
- * annotations) and 32 conditions of 32,768 characters each still add up past it, so only
- * the store's limit bounds the whole object. A cluster whose etcd allows more allows larger pages.
- */
-export const APISERVER_MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
-
-/**
  * Most JSON one page of the AITask cache's LIST may carry: 16 MiB. A page is read whole
  * before it is parsed, so its text, its parsed objects and each object's size check are
  * alive at once (about three times the text): at most ~50 MiB of the operator's
@@ -42,13 +38,64 @@ export const APISERVER_MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
 export const TASK_PAGE_BYTES = 16 * 1024 * 1024;
 
 /**
- * AITasks per page of the AITask cache's LIST (Deployments keep the informer's 500): 10,
- * TASK_PAGE_BYTES over APISERVER_MAX_OBJECT_BYTES, so a page of AITasks each as large as the
- * apiserver stores stays within TASK_PAGE_BYTES. Before this bound a page of 100 tasks with
- * a 1.3 MB status each took the operator to 565 MiB at start (issue 30, attack 2). Costs one
- * request per 10 AITasks: 10,000 AITasks take 1,000 list requests at start (and at a relist).
+ * AITasks per page of the AITask cache's LIST: 10, pageSizeFor(TASK_PAGE_BYTES), so a page
+ * of AITasks each as large as the apiserver stores (APISERVER_MAX_OBJECT_BYTES: the CRD
+ * bounds every spec and status field, but metadata and 32 conditions of 32,768 characters
+ * still add up past it, so only the store's limit bounds the whole object) stays within
+ * TASK_PAGE_BYTES. Costs one request per 10 AITasks: 10,000 AITasks take 1,000 list
+ * requests at start (and at a relist).
  */
-export const TASK_PAGE_SIZE = Math.floor(TASK_PAGE_BYTES / APISERVER_MAX_OBJECT_BYTES);
+export const TASK_PAGE_SIZE = pageSizeFor(TASK_PAGE_BYTES);
+
+/**
+ * Most JSON one page of the Deployment cache's LIST may carry: 16 MiB, as TASK_PAGE_BYTES
+ * and for the same reason: a tenant's paused Deployment keeps a pod template as large as
+ * etcd stores, and the page is parsed whole before the transform drops the template.
+ */
+export const DEPLOYMENT_PAGE_BYTES = 16 * 1024 * 1024;
+
+/** Deployments per page of the Deployment cache's LIST: 10, pageSizeFor(DEPLOYMENT_PAGE_BYTES). */
+export const DEPLOYMENT_PAGE_SIZE = pageSizeFor(DEPLOYMENT_PAGE_BYTES);
+
+/**
+ * Bytes of trimmed Deployments (JSON) the Deployment cache holds in all: 32 MiB. A trimmed
+ * Deployment is a few hundred bytes (identity, replicas, a selector of a few labels), so
+ * this is ~60,000 real ones; with every Deployment at the selector bound (~5 KiB) still
+ * over 6,000. Past it a new Deployment is refused (not cached, counted, said in the status
+ * of AITasks that target it) until it is seen again with room (its next change or a relist).
+ */
+export const DEPLOYMENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Bytes of trimmed Deployments of one namespace the Deployment cache holds: 4 MiB, an
+ * eighth of DEPLOYMENT_CACHE_BYTES, so one tenant filling its namespace leaves room for
+ * seven more as large and never refuses another namespace's Deployments alone.
+ */
+export const DEPLOYMENT_NAMESPACE_CACHE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most terms a Deployment's selector may have to be cached: 32 (each matchLabels entry, each
+ * matchExpressions entry and each of its values count one). Real selectors have one to
+ * five labels (`app`, or Helm's app.kubernetes.io/name, instance, component); a selector is
+ * also the label selector of every pod list for its target, so its size is a query's.
+ */
+export const MAX_SELECTOR_TERMS = 32;
+
+/**
+ * Most bytes a Deployment's selector may take as a label selector string (selectorString): 4
+ * KiB, room for ten terms of the longest key (317 bytes: a 253-byte prefix, `/`, 63 bytes)
+ * with a 63-byte value, and a URL far under any server's limit.
+ */
+export const MAX_SELECTOR_BYTES = 4096;
+
+/** Most pods of one target considered when choosing one to act on: 1,000. */
+export const MAX_PODS_CONSIDERED = 1000;
+
+/**
+ * Most JSON one page of a target's pods (or ReplicaSets) may carry: 16 MiB, so
+ * pageSizeFor gives 10 objects a page; each page is trimmed and dropped before the next.
+ */
+export const POD_PAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Environment variable that, set to `off`, caches AITasks as before this transform (only
@@ -113,6 +160,30 @@ export function trimCustomObject(keep: readonly string[]): <T extends CustomObje
 }
 
 /**
+ * Why `selector` is refused (too many terms or bytes for any real Deployment), or undefined
+ * when it is within MAX_SELECTOR_TERMS and MAX_SELECTOR_BYTES. Counts without rendering, so
+ * a huge selector costs one pass over it.
+ */
+export function selectorRefusal(selector: LabelSelector | undefined): string | undefined {
+  let terms = 0;
+  let bytes = 0;
+  for (const [k, v] of Object.entries(selector?.matchLabels ?? {})) {
+    terms++;
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(v) + 2;
+  }
+  for (const e of selector?.matchExpressions ?? []) {
+    terms += 1 + (e.values?.length ?? 0);
+    bytes += Buffer.byteLength(e.key) + 12;
+    for (const v of e.values ?? []) bytes += Buffer.byteLength(v) + 1;
+  }
+  if (terms > MAX_SELECTOR_TERMS)
+    return `its selector has ${terms} terms, more than the ${MAX_SELECTOR_TERMS} the operator reads`;
+  if (bytes > MAX_SELECTOR_BYTES)
+    return `its selector takes ${bytes} bytes, more than the ${MAX_SELECTOR_BYTES} the operator reads`;
+  return undefined;
+}
+
+/**
  * A Deployment as the Deployment cache keeps it: trimmed metadata without annotations,
  * `spec.replicas` and `spec.selector` (decide, scale, the pod listing), and
  * `status.readyReplicas` / `availableReplicas` (the LLM advisor's context). The pod template
@@ -127,6 +198,58 @@ export function trimDeployment(d: Deployment): Deployment {
     status: {
       ...(readyReplicas !== undefined ? { readyReplicas } : {}),
       ...(availableReplicas !== undefined ? { availableReplicas } : {}),
+    },
+  };
+}
+
+/**
+ * A pod as choosing one to act on reads it (pod-choice.ts): name, namespace, uid, age and
+ * deletion, its controller reference only (kind and uid: ownership), the node, the phase, the
+ * Ready condition and the restarts of all its containers added up. Everything else (the
+ * spec's containers and env, labels, annotations, other conditions) is dropped.
+ */
+export function trimPod(p: Pod): Pod {
+  const m = p.metadata;
+  const controller = (m.ownerReferences ?? []).find((r) => r.controller === true);
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+  const restarts = (p.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+  const meta: ObjectMeta = {};
+  if (m.name !== undefined) meta.name = m.name;
+  if (m.namespace !== undefined) meta.namespace = m.namespace;
+  if (m.uid !== undefined) meta.uid = m.uid;
+  if (m.creationTimestamp !== undefined) meta.creationTimestamp = m.creationTimestamp;
+  if (m.deletionTimestamp !== undefined) meta.deletionTimestamp = m.deletionTimestamp;
+  if (controller !== undefined)
+    meta.ownerReferences = [
+      { apiVersion: '', kind: controller.kind, name: '', uid: controller.uid, controller: true },
+    ];
+  const nodeName = p.spec?.nodeName;
+  const phase = p.status?.phase;
+  return {
+    metadata: meta,
+    ...(nodeName !== undefined ? { spec: { nodeName } } : {}),
+    status: {
+      ...(phase !== undefined ? { phase } : {}),
+      ...(ready !== undefined ? { conditions: [{ type: 'Ready', status: ready.status }] } : {}),
+      ...(restarts > 0 ? { containerStatuses: [{ restartCount: restarts }] } : {}),
+    },
+  };
+}
+
+/** A ReplicaSet as ownership reads it (pod-choice.ts): its uid and controller reference (kind and uid). */
+export function trimReplicaSet(rs: { metadata: ObjectMeta }): { metadata: ObjectMeta } {
+  const m = rs.metadata;
+  const controller = (m.ownerReferences ?? []).find((r) => r.controller === true);
+  return {
+    metadata: {
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      ...(controller !== undefined
+        ? {
+            ownerReferences: [
+              { apiVersion: '', kind: controller.kind, name: '', uid: controller.uid, controller: true },
+            ],
+          }
+        : {}),
     },
   };
 }

@@ -1,0 +1,54 @@
+// observeTarget's verdicts on a target the caches do not hold: missing (TargetNotFound), or
+// refused by the Deployment cache (TargetRefused, with the cache's reason and sentence), and
+// found when the cache holds it. Table test over a stand-in of the caches.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type * as v2 from '../api/schema/v2.ts';
+import { observeTarget, type TargetSources } from './observe.ts';
+import type { Informer, Refusal } from './runtime/informer.ts';
+
+const task: v2.AITask = {
+  apiVersion: 'aiops.example.com/v2',
+  kind: 'AITask',
+  metadata: { name: 't', namespace: 'ns' },
+  spec: {
+    target: { kind: 'Deployment', name: 'web' },
+    trigger: { query: 'vector(0)', threshold: 1 },
+    remediation: { action: 'Noop' },
+  },
+};
+
+const taskCache = {
+  byIndex: () => ['ns/t'],
+  get: () => task,
+} as unknown as Informer<v2.AITask>;
+
+test('a missing target is TargetNotFound; one the cache refused is TargetRefused, saying why', () => {
+  const refusals: Record<string, Refusal> = {
+    'ns/web': {
+      reason: 'NotAdmitted',
+      message: 'its selector has 40 terms, more than the 32 the operator reads',
+    },
+  };
+  const sources: TargetSources = {
+    taskCache,
+    allowCrossNamespace: false,
+    deployments: { refusal: (key) => refusals[key] },
+  };
+  assert.deepEqual(observeTarget(sources, 'ns/t', task, 'ns', undefined), {
+    found: false,
+    reason: 'TargetRefused',
+    message:
+      'Deployment ns/web is not read by the operator (NotAdmitted): its selector has 40 terms, more than the 32 the operator reads',
+  });
+  assert.deepEqual(observeTarget({ taskCache, allowCrossNamespace: false }, 'ns/t', task, 'ns', undefined), {
+    found: false,
+    reason: 'TargetNotFound',
+    message: 'Deployment ns/web does not exist',
+  });
+  assert.deepEqual(
+    observeTarget(sources, 'ns/t', task, 'ns', { metadata: { name: 'web' }, spec: { replicas: 3 } }),
+    { found: true, replicas: 3 },
+  );
+});
