@@ -9,7 +9,10 @@
 // picked. A plan is first resolved (which pod, which node) so the decision written before
 // acting names its effect, which a restarted operator verifies (observe). Stale marks found
 // by the sweep (operator/mark-sweep.ts; api/cordon.ts `markRelease` decides) are released
-// here. Choosing the pod is pure (pod-choice.ts). Node reads for the caps, the finalizer and
+// here. A target's ReplicaSets and pods are read a page at a time (page sizes from a byte
+// budget), each page reduced to what ownership and the choice read (trim.ts trimPod) before
+// the next, and at most MAX_PODS_CONSIDERED pods are kept: a tenant's pods carrying its
+// target's labels cost requests, never memory. Choosing the pod is pure (pod-choice.ts). Node reads for the caps, the finalizer and
 // the sweep come from one shared, periodically listed view (node-snapshots.ts), never a list
 // per evaluation; a node is read by name only when it is about to be patched.
 
@@ -26,7 +29,7 @@ import {
   type MarkRelease,
 } from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../api/kube/errors.ts';
-import { ResourceClient, resourcePath, type ResourceType } from '../../api/kube/resources.ts';
+import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../api/kube/resources.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { cordonAllowed, type NodeState } from '../decision/caps.ts';
@@ -40,10 +43,11 @@ import {
   type Pod,
   type Scale,
 } from '../runtime/kinds.ts';
+import { MAX_PODS_CONSIDERED, POD_PAGE_BYTES, trimPod, trimReplicaSet } from '../runtime/trim.ts';
 import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
-import { ownedPods, pickPod, type ReplicaSet } from './pod-choice.ts';
+import { ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
 const replicaSets: ResourceType = { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true };
@@ -132,7 +136,7 @@ export class Actions {
     const nodes = this.#nodes;
     this.#snapshots = new NodeSnapshots({
       page: (token, limit) =>
-        nodes.list(undefined, { limit, ...(token !== undefined ? { continue: token } : {}) }),
+        nodes.page(undefined, { limit, ...(token !== undefined ? { continue: token } : {}) }),
       maxAgeMs: nodeMaxAgeMs,
     });
   }
@@ -305,16 +309,29 @@ export class Actions {
   }
 
   /**
-   * The pods `deployment` owns (ownedPods): its selector narrows both lists (paginated), the
-   * ownerReferences decide.
+   * The pods `deployment` owns (pod-choice.ts: ReplicaSets it controls, pods they control),
+   * trimmed (trimPod), at most MAX_PODS_CONSIDERED of them: its selector narrows both lists,
+   * read a page of pageSizeFor(POD_PAGE_BYTES) at a time, the ownerReferences decide. Owned
+   * ReplicaSets are found first (at most MAX_PODS_CONSIDERED), and pods are not read when
+   * there are none.
    */
   async #podsOf(namespace: string, deployment: Deployment): Promise<Pod[]> {
+    const uid = deployment.metadata.uid;
     const labelSelector = selectorString(deployment.spec?.selector);
-    const [sets, pods] = await Promise.all([
-      this.#replicaSets.listAll(namespace, { labelSelector }),
-      this.#pods.listAll(namespace, { labelSelector }),
-    ]);
-    return ownedPods(deployment.metadata.uid, sets.items, pods.items);
+    const limit = pageSizeFor(POD_PAGE_BYTES);
+    const sets = new Set<string>();
+    await this.#replicaSets.forEachPage(namespace, { labelSelector, limit }, (items) => {
+      for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) sets.add(id);
+      return sets.size < MAX_PODS_CONSIDERED;
+    });
+    if (sets.size === 0) return [];
+    const pods: Pod[] = [];
+    await this.#pods.forEachPage(namespace, { labelSelector, limit }, (items) => {
+      for (const p of podsOfSets(sets, items.map(trimPod)))
+        if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
+      return pods.length < MAX_PODS_CONSIDERED;
+    });
+    return pods;
   }
 
   async #scale(namespace: string, name: string, from: number, replicas: number): Promise<ActionOutcome> {

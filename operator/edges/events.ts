@@ -6,7 +6,7 @@
 // note is shortened instead of refused.
 
 import { randomBytes } from 'node:crypto';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { DEFAULT_PAGE_BYTES, pageSizeFor, ResourceClient } from '../../api/kube/resources.ts';
 import type { KubeTransport } from '../../api/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { microTime, Resources, type KubeEvent } from '../runtime/kinds.ts';
@@ -18,6 +18,12 @@ export const REPORTING_CONTROLLER = 'aiops.example.com/operator';
 
 /** Most bytes (UTF-8) of an Event's `note` the apiserver accepts (events.k8s.io/v1: 1 KiB). */
 export const NOTE_MAX_BYTES = 1024;
+
+/**
+ * Most Events read for one target's recent reasons: 100, in pages of
+ * pageSizeFor(DEFAULT_PAGE_BYTES) (10) whose answers are bounded, only the reasons kept.
+ */
+export const MAX_EVENTS_READ = 100;
 
 /** Most bytes (UTF-8) of an Event's `action` and `reason` the apiserver accepts. */
 const ACTION_REASON_MAX_BYTES = 128;
@@ -55,20 +61,26 @@ export class EventRecorder {
 
   /**
    * Reasons of Events of the last hour in `namespace` about Deployment `name`, its
-   * ReplicaSets and pods (by name prefix); at most 500 Events are read. Best effort: [] on error.
+   * ReplicaSets and pods (by name prefix); at most MAX_EVENTS_READ Events are read, a page
+   * at a time. Best effort: [] on error.
    */
   async recentReasons(namespace: string, name: string, now: number): Promise<string[]> {
     try {
-      const list = await this.#events.list(namespace, { limit: 500 });
       const kinds = new Set(['Deployment', 'ReplicaSet', 'Pod']);
-      return list.items
-        .filter(
-          (e) =>
+      const reasons: string[] = [];
+      let read = 0;
+      await this.#events.forEachPage(namespace, { limit: pageSizeFor(DEFAULT_PAGE_BYTES) }, (items) => {
+        for (const e of items.slice(0, MAX_EVENTS_READ - read))
+          if (
             kinds.has(e.regarding.kind) &&
             (e.regarding.name === name || e.regarding.name.startsWith(`${name}-`)) &&
-            Date.parse(e.eventTime || e.metadata.creationTimestamp || '') > now - 3_600_000,
-        )
-        .map((e) => e.reason);
+            Date.parse(e.eventTime || e.metadata.creationTimestamp || '') > now - 3_600_000
+          )
+            reasons.push(e.reason);
+        read += items.length;
+        return read < MAX_EVENTS_READ;
+      });
+      return reasons;
     } catch (err) {
       this.#log.warn('cannot read events', { namespace, error: String(err) });
       return [];

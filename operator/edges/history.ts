@@ -1,5 +1,7 @@
 // Keeps an AITask's spec history as owned ControllerRevisions (format in api/revisions.ts):
-// one per observed generation, the newest DEFAULT_REVISION_LIMIT (10) kept.
+// one per observed generation, the newest DEFAULT_REVISION_LIMIT (10) kept. Only the operator
+// writes them (a tenant's role has no ControllerRevisions), and the pruning list is read in
+// pages whose answers are bounded (ResourceClient.listAll through ResourceClient.page).
 
 import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
 import { ResourceClient } from '../../api/kube/resources.ts';
@@ -35,7 +37,7 @@ export class History {
       if (!(err instanceof AlreadyExistsError)) throw err;
     });
     if ((task.metadata.generation ?? 0) <= this.#limit) return;
-    const list = await this.#revisions.list(namespace, {
+    const list = await this.#revisions.listAll(namespace, {
       labelSelector: revisionSelector(task.metadata.uid ?? ''),
     });
     for (const name of revisionsToPrune(list.items, this.#limit))

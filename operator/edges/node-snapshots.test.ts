@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { CORDONED_BY_ANNOTATION, type MarkedNode } from '../../api/cordon.ts';
+import { APISERVER_MAX_OBJECT_BYTES, DEFAULT_PAGE_BYTES } from '../../api/kube/resources.ts';
 import { NODE_PAGE_SIZE, NodeSnapshots, type NodePage } from './node-snapshots.ts';
 
 /** A fake node LIST of `count` nodes paged by the limit asked for; counts pages and lists. */
@@ -27,6 +28,10 @@ function cluster(count: number) {
   };
   return { nodes, seen, page };
 }
+
+test('a page of nodes each as large as etcd stores fits the default page budget', () => {
+  assert.ok(NODE_PAGE_SIZE >= 1 && NODE_PAGE_SIZE * APISERVER_MAX_OBJECT_BYTES <= DEFAULT_PAGE_BYTES);
+});
 
 test('NodeSnapshots: every page is read and reduced; within maxAge every reader shares one list', async () => {
   const c = cluster(NODE_PAGE_SIZE * 2 + 7);

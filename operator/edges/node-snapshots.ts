@@ -11,12 +11,19 @@
 // deletion) asks for a list begun after it (`readSince`), which readers share too.
 
 import { cordonState, type CordonState, type MarkedNode } from '../../api/cordon.ts';
+import { DEFAULT_PAGE_BYTES, pageSizeFor } from '../../api/kube/resources.ts';
 
 /** Longest a node list is reused, in ms: 10 s (the shortest AITask interval the schema allows). */
 export const NODE_SNAPSHOT_MAX_AGE_MS = 10_000;
 
-/** Nodes per page of the node LIST: 500 (client-go's pager default). */
-export const NODE_PAGE_SIZE = 500;
+/**
+ * Nodes per page of the node LIST: 10, pageSizeFor(DEFAULT_PAGE_BYTES), so a page of nodes
+ * each as large as etcd stores fits 16 MiB (each page is read through ResourceClient.page,
+ * its answer bounded). A cluster of 5,000 nodes costs 500 requests a list, at most one list
+ * every NODE_SNAPSHOT_MAX_AGE_MS and only while CordonNode tasks, the finalizer or the
+ * sweep read nodes.
+ */
+export const NODE_PAGE_SIZE = pageSizeFor(DEFAULT_PAGE_BYTES);
 
 /** One page of a node LIST, as ResourceClient.list returns it. */
 export interface NodePage {

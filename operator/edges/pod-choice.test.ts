@@ -1,7 +1,14 @@
+// Choosing the pod to act on (pickPod) and ownership (ownedPods): table tests; and that the
+// trimmed pods and ReplicaSets the adapter keeps (trim.ts trimPod, trimReplicaSet) lead to the
+// same choice and the same owned pods as the objects read whole (a property test), so
+// trimming before keeping changes nothing the operator decides.
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownedPods, pickPod, type ReplicaSet } from './pod-choice.ts';
+import fc from 'fast-check';
+import { ownedPods, ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
 import type { Pod } from '../runtime/kinds.ts';
+import { trimPod, trimReplicaSet } from '../runtime/trim.ts';
 
 const pod = (
   name: string,
@@ -64,4 +71,76 @@ test('ownedPods: only pods whose controller is a ReplicaSet whose controller is 
   );
   assert.deepEqual(ownedPods(undefined, sets, pods), [], 'a Deployment without UID owns nothing');
   assert.deepEqual(ownedPods('', [rs('', ref('Deployment', ''))], [pod('x', ref('ReplicaSet', ''))]), []);
+});
+
+const uid = fc.constantFrom('d1', 'd2', 'rs1', 'rs2', 'rs3', '');
+const ownerRef = fc.record({
+  apiVersion: fc.constantFrom('apps/v1', 'v1'),
+  kind: fc.constantFrom('Deployment', 'ReplicaSet', 'AITask'),
+  name: fc.constantFrom('a', 'b'),
+  uid,
+  controller: fc.boolean(),
+});
+const anyPod: fc.Arbitrary<Pod> = fc.record({
+  metadata: fc.record(
+    {
+      name: fc.constantFrom('p1', 'p2', 'p3', 'p4'),
+      namespace: fc.constant('ns'),
+      uid: fc.string({ maxLength: 4 }),
+      creationTimestamp: fc.constantFrom('2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'),
+      deletionTimestamp: fc.constant('2026-01-03T00:00:00Z'),
+      labels: fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 })),
+      annotations: fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 50 })),
+      ownerReferences: fc.array(ownerRef, { maxLength: 3 }),
+    },
+    { requiredKeys: ['name'] },
+  ),
+  spec: fc.record({ nodeName: fc.constantFrom('n1', 'n2') }, { requiredKeys: [] }),
+  status: fc.record(
+    {
+      phase: fc.constantFrom('Running', 'Pending'),
+      conditions: fc.array(
+        fc.record({
+          type: fc.constantFrom('Ready', 'PodScheduled'),
+          status: fc.constantFrom('True', 'False'),
+        }),
+        { maxLength: 3 },
+      ),
+      containerStatuses: fc.array(fc.record({ restartCount: fc.nat(5) }, { requiredKeys: [] }), {
+        maxLength: 3,
+      }),
+    },
+    { requiredKeys: [] },
+  ),
+});
+const anySet: fc.Arbitrary<ReplicaSet> = fc.record({
+  metadata: fc.record({
+    name: fc.constant('rs'),
+    uid,
+    ownerReferences: fc.array(ownerRef, { maxLength: 2 }),
+  }),
+});
+
+test('trimmed pods and ReplicaSets give the same owned pods and the same choice as whole ones (property)', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom('d1', 'd2'),
+      fc.array(anySet, { maxLength: 4 }),
+      fc.array(anyPod, { maxLength: 6 }),
+      (deployment, sets, pods) => {
+        const whole = ownedPods(deployment, sets, pods);
+        const setUIDs = new Set(ownedSetUIDs(deployment, sets.map(trimReplicaSet)));
+        const trimmed = podsOfSets(setUIDs, pods.map(trimPod));
+        assert.deepEqual(
+          trimmed.map((p) => p.metadata.name),
+          whole.map((p) => p.metadata.name),
+        );
+        const a = pickPod(whole);
+        const b = pickPod(trimmed);
+        assert.equal(b?.metadata.name, a?.metadata.name);
+        assert.equal(b?.metadata.uid, a?.metadata.uid);
+        assert.equal(b?.spec?.nodeName, a?.spec?.nodeName);
+      },
+    ),
+  );
 });

@@ -44,6 +44,25 @@ function controllerUID(meta: ObjectMeta, kind: string): string | undefined {
 }
 
 /**
+ * UIDs of the ReplicaSets among `sets` whose controller is the Deployment with UID
+ * `deploymentUID` (by UID, never by labels or names). An empty UID owns nothing.
+ */
+export function ownedSetUIDs(deploymentUID: string | undefined, sets: readonly ReplicaSet[]): string[] {
+  if (deploymentUID === undefined || deploymentUID === '') return [];
+  return sets
+    .filter((rs) => controllerUID(rs.metadata, 'Deployment') === deploymentUID)
+    .flatMap((rs) => (rs.metadata.uid !== undefined && rs.metadata.uid !== '' ? [rs.metadata.uid] : []));
+}
+
+/** The pods among `pods` whose controller is a ReplicaSet with a UID in `setUIDs`. */
+export function podsOfSets(setUIDs: ReadonlySet<string>, pods: readonly Pod[]): Pod[] {
+  return pods.filter((p) => {
+    const rs = controllerUID(p.metadata, 'ReplicaSet');
+    return rs !== undefined && setUIDs.has(rs);
+  });
+}
+
+/**
  * The pods the Deployment with UID `deploymentUID` owns: each pod's controller is a
  * ReplicaSet whose controller is that Deployment (both by UID, never by labels or names).
  * An empty UID owns nothing.
@@ -53,14 +72,5 @@ export function ownedPods(
   sets: readonly ReplicaSet[],
   pods: readonly Pod[],
 ): Pod[] {
-  if (deploymentUID === undefined || deploymentUID === '') return [];
-  const owned = new Set(
-    sets
-      .filter((rs) => controllerUID(rs.metadata, 'Deployment') === deploymentUID)
-      .flatMap((rs) => (rs.metadata.uid !== undefined && rs.metadata.uid !== '' ? [rs.metadata.uid] : [])),
-  );
-  return pods.filter((p) => {
-    const rs = controllerUID(p.metadata, 'ReplicaSet');
-    return rs !== undefined && owned.has(rs);
-  });
+  return podsOfSets(new Set(ownedSetUIDs(deploymentUID, sets)), pods);
 }
