@@ -63,7 +63,7 @@ test('every version has a finite value budget, and a valid object fits it', () =
 
 test('millions of zeros in status.conditions are refused at each version, reading at most the budget', async (t) => {
   for (const from of VERSIONS)
-    for (const to of VERSIONS.filter((v) => v !== from))
+    for (const to of VERSIONS)
       await t.test(`${from} → ${to}`, () => {
         const { list, reads } = countedZeros();
         assert.throws(

@@ -128,8 +128,8 @@ export function convert(input: unknown, desiredAPIVersion: string, options: Conv
   const obj = checkShape(input);
   const from = versionOf(obj.apiVersion);
   const to = versionOf(desiredAPIVersion);
-  if (from === to) return obj;
   checkBudget(obj, from);
+  if (from === to) return obj;
   const reject = options.onStashRejected ?? ignore;
   const hub = from === HUB_VERSION ? obj : toHub(obj, from, options.key, reject);
   if (to !== HUB_VERSION) return fromHub(hub, to, options.key, reject);
