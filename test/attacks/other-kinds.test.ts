@@ -1,0 +1,148 @@
+// Attacks on the operator's memory through objects of other kinds than AITask that a tenant
+// may write in its own namespace: bare Pods of ~1.1 MB each carrying its own target's labels
+// (read when the operator looks for a pod of the target to act on), paused zero-replica
+// Deployments with ~1.1 MB pod templates (read while the Deployment cache fills at every
+// start), and a Deployment whose selector is larger than any real one. The operator reads
+// those kinds a page at a time (page sizes from a byte budget), keeps only what it reads of
+// each (operator/runtime/trim.ts), and refuses the oversized selector, saying so in the
+// status of the task that targets it. Under the shipped memory limit's heap bound, a restart
+// with all of it in place gets ready, its resident memory stays under the limit, and alice's
+// task is still evaluated on time (stage.ts `bystander`).
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { findCondition } from '../../api/status/conditions.ts';
+import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
+import { deployment } from '../support/workloads.ts';
+import { eventually } from '../support/operator.ts';
+import { bystander, HEAP_BOUND_MIB, LOAD, loadTask, startStage, type Stage } from './stage.ts';
+
+let stage: Stage;
+let stopStage = (): Promise<void> => Promise.resolve();
+let undisturbed: (withinMs?: number) => Promise<void>;
+
+before(async () => {
+  stage = await startStage(() => undefined);
+  stopStage = () => stage.stop();
+  undisturbed = await bystander(stage);
+});
+after(async () => {
+  await stopStage();
+});
+
+/** Bare Pods and paused Deployments mallory creates: each kind alone is past the old heap's reach. */
+const COUNT = 150;
+/** Bytes of the filler in each: under etcd's 1.5 MiB object limit with the rest of the object. */
+const FILLER_BYTES = 1_100_000;
+/** Creates in flight at once. */
+const WIDTH = 6;
+
+/** Runs `make(i)` for i in [0, n) with WIDTH in flight. */
+async function fill(n: number, make: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WIDTH }, async () => {
+      while (next < n) await make(next++);
+    }),
+  );
+}
+
+test(`${COUNT} bare 1.1 MB Pods on a target's labels, ${COUNT} paused 1.1 MB Deployments and an oversized selector: the operator restarts under its limit and says the refusal`, async (t) => {
+  const m = stage.mallory;
+  const filler = 'x'.repeat(FILLER_BYTES);
+
+  // The target: no replicas, so its ReplicaSet owns no pod and every evaluation reads all of
+  // the bare pods that carry its labels before finding none to restart.
+  const web = await m.deployments.create(m.namespace, deployment('web', 0));
+  stage.exporter.set(LOAD, { namespace: m.namespace, deployment: 'web' }, 5);
+  await m.tasks.create(
+    m.namespace,
+    loadTask('web', { action: 'RestartPod', cooldownSeconds: 0, maxAttempts: 100 }),
+  );
+  // Bare pods on web's labels, controlled by web itself: no ReplicaSet adopts them and the
+  // garbage collector keeps them, yet they are not web's pods (never through a ReplicaSet).
+  const container = {
+    name: 'app',
+    image: 'registry.example.com/demo/app:1.0',
+    env: [{ name: 'FILLER', value: filler }],
+  };
+  const podSpec: Record<string, unknown> = { containers: [container] };
+  await fill(COUNT, (i) =>
+    m.pods.create(m.namespace, {
+      metadata: {
+        name: `bare-${i}`,
+        labels: { app: 'web' },
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: 'web',
+            uid: web.metadata.uid ?? '',
+            controller: true,
+          },
+        ],
+      },
+      spec: podSpec,
+    }),
+  );
+  await fill(COUNT, (i) => {
+    const d = deployment(`paused-${i}`, 0, podSpec);
+    const paused = { ...d, spec: { ...d.spec, paused: true } };
+    return m.deployments.create(m.namespace, paused);
+  });
+  // A selector past any real one's size: refused by the Deployment cache, said in the status.
+  const labels = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`wide-${i}`, 'yes']));
+  const wide = deployment('wide', 0);
+  await m.deployments.create(m.namespace, {
+    ...wide,
+    spec: {
+      ...wide.spec,
+      selector: { matchLabels: labels },
+      template: { ...wide.spec.template, metadata: { labels } },
+    },
+  });
+  await m.tasks.create(m.namespace, loadTask('wide', { action: 'Noop' }));
+  t.diagnostic(`${COUNT} pods and ${COUNT} deployments of ~${FILLER_BYTES} bytes each created`);
+
+  // Every start lists every Deployment before it is ready; with the heap bound, a page that
+  // does not fit crashes the operator and restartOperator throws.
+  await stage.restartOperator();
+  t.diagnostic(`operator restarted with --max-old-space-size=${HEAP_BOUND_MIB}`);
+  const op = stage.operator;
+
+  const refused = await eventually(
+    "mallory's task on the oversized selector to say it is refused",
+    async () => {
+      const task = await m.tasks.get(m.namespace, 'wide');
+      const c = findCondition(task.status?.conditions, 'TargetFound');
+      return c?.reason === 'TargetRefused' ? c : undefined;
+    },
+    120_000,
+  );
+  assert.match(refused.message, /selector/);
+  assert.ok(
+    (await op.metric('aiops_cache_objects_refused_total', {
+      resource: 'deployments',
+      reason: 'NotAdmitted',
+    })) >= 1,
+    'the refusal is counted',
+  );
+  // The bare pods were read, page by page, and none of them chosen.
+  await eventually(
+    "mallory's RestartPod task to find no pod of its own after reading the bare ones",
+    async () => {
+      const task = await m.tasks.get(m.namespace, 'web');
+      return task.status?.lastDecision?.blockedBy === 'NoPodToRestart' ? true : undefined;
+    },
+    120_000,
+  );
+  const cached = await op.metric('aiops_cache_objects', { resource: 'deployments' });
+  const bytes = await op.metric('aiops_cache_bytes', { resource: 'deployments' });
+  t.diagnostic(`deployments cached: ${cached} in ${bytes} bytes`);
+  assert.ok(cached >= COUNT, `${cached} deployments cached`);
+  assert.ok(bytes < cached * 2048, `${bytes} bytes for ${cached} trimmed deployments`);
+  const rss = await op.metric('process_resident_memory_bytes');
+  t.diagnostic(`resident memory ${Math.round(rss / 2 ** 20)} MiB`);
+  assert.ok(rss < OPERATOR_MEMORY_LIMIT_MIB * 2 ** 20, `resident memory ${rss} bytes`);
+  await undisturbed(120_000);
+});
