@@ -143,7 +143,11 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
       'Rewrite every AITask at the storage version and trim the CRD status.storedVersions (before dropping an old version)',
     )
     .option('--dry-run', 'count what would be rewritten; change nothing')
-    .option('--page-size <n>', 'objects per LIST page', pageSize, 500)
+    .option(
+      '--page-size <n>',
+      'objects per LIST page (default: 10, a page of the largest AITasks within 16 MiB)',
+      pageSize,
+    )
     .addHelpText('after', EXAMPLES['migrate-storage'])
     .action(runner(async () => (await import('./commands/migrate-storage.ts')).migrateStorageCommand));
 

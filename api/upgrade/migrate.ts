@@ -38,7 +38,10 @@ export interface MigrationResult extends MigrationProgress {
 export interface MigrationOptions {
   /** Report what would happen; write nothing (default false). */
   dryRun?: boolean;
-  /** Objects per LIST page (default 500). */
+  /**
+   * Objects per LIST page (default ResourceClient.page's: 10, a page of objects as large as
+   * etcd stores within 16 MiB; a page answered larger is read again one object at a time).
+   */
   pageSize?: number;
   /** Called after every page. */
   onProgress?: (p: MigrationProgress) => void;
@@ -77,8 +80,8 @@ export async function migrateStorage(
   const progress: MigrationProgress = { seen: 0, rewritten: 0, vanished: 0 };
   let cont: string | undefined;
   do {
-    const page = await tasks.list(undefined, {
-      limit: opts.pageSize ?? 500,
+    const page = await tasks.page(undefined, {
+      ...(opts.pageSize !== undefined ? { limit: opts.pageSize } : {}),
       ...(cont ? { continue: cont } : {}),
     });
     for (const item of page.items) {

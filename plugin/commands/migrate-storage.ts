@@ -16,12 +16,12 @@ export async function migrateStorageCommand(
 ): Promise<number> {
   const s = await ctx.session();
   const dryRun = opts['dryRun'] === true;
-  const pageSize = typeof opts['pageSize'] === 'number' ? opts['pageSize'] : 500;
+  const pageSize = typeof opts['pageSize'] === 'number' ? opts['pageSize'] : undefined;
   let migrated: MigrationResult;
   try {
     migrated = await migrateStorage(s.transport, {
       dryRun,
-      pageSize,
+      ...(pageSize !== undefined ? { pageSize } : {}),
       onProgress: (p) => {
         ctx.io.err(
           `${dryRun ? 'would rewrite' : 'migrated'} ${p.seen} AITasks (${p.rewritten} rewritten, ${p.vanished} deleted meanwhile)\n`,

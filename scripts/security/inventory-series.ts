@@ -111,13 +111,16 @@ export const LABELS: readonly LabelPath[] = [
   {
     label: 'reason',
     series: [
+      'aiops_cache_objects_refused_total',
       'aiops_guardrail_refusals_total',
       'aiops_conversion_failures_total',
       'aiops_conversion_stash_rejected_total',
     ],
-    values: 'fixed reason enums of the decision core, the webhook and the stash, each created at 0',
+    values:
+      'fixed reason enums of the decision core, the caches (TooLarge, NotAdmitted, CacheFull), the webhook (malformed apart from conversion) and the stash, each created at 0',
     enforcedIn: [
       'operator/decision/vocabulary.ts',
+      'operator/runtime/informer.ts',
       'conversion-webhook/metrics.ts',
       'api/conversion/stash.ts',
     ],

@@ -39,8 +39,9 @@ export interface InputPath {
 
 const APISERVER_ONLY =
   'the apiserver of the kubeconfig or in-cluster config only (no redirect is followed); what it returns was written by whoever RBAC lets write that kind';
-const TRANSPORT_BYTES =
-  'each answer read whole up to the transport cap (api/kube/transport.ts), else refused as that request’s error';
+const PAGE_BYTES =
+  'a page of 10 (16 MiB of objects as large as etcd stores, 1.5 MiB), its answer refused past 10 × 1.5 MiB + 64 KiB and then read again one object at a time (≤ 9.1 MiB); each page dropped before the next';
+const ONE_OBJECT = 'one object, its answer within the transport’s 32 MiB';
 
 /** Every input path. Order: reads from the apiserver, listeners, outbound calls. */
 export const INPUT_PATHS: readonly InputPath[] = [
@@ -52,11 +53,13 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'api/kube/transport.ts: http.request',
       'api/kube/transport.ts: https.request',
       'api/kube/resources.ts: this.list',
+      'api/kube/resources.ts: this.page',
       'api/kube/resources.ts: this.transport.request',
       'api/kube/resources.ts: this.transport.stream',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes:
+        'an answer over 32 MiB (or the caller’s cap) and a watch line over 10 MiB are refused as that request’s ResponseTooLargeError, with only its first 4 KiB kept',
       count: 'keep-alive sockets reused; idle ones closed after 30 s',
       concurrency: 'one per caller; the callers below bound theirs',
       rate: '429/5xx with Retry-After retried at most 10 times, waiting what the apiserver names',
@@ -73,7 +76,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: [
       "operator/assembly.ts: AITaskClient('v2')",
       'operator/assembly.ts: Informer<v2.AITask>',
-      'operator/runtime/informer.ts: this.#client.list',
+      'operator/runtime/informer.ts: this.#client.page',
       'operator/runtime/informer.ts: this.#client.watch',
     ],
     budgets: {
@@ -99,17 +102,17 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: [
       'operator/mark-sweep.ts: d.tasks.forEachPage',
       'api/upgrade/migrate.ts: ResourceClient(aitaskResource)',
-      'api/upgrade/migrate.ts: tasks.list',
+      'api/upgrade/migrate.ts: tasks.page',
     ],
     budgets: {
-      bytes: 'a page ≤ 16 MiB (10 objects of etcd’s 1.5 MiB), each page dropped before the next is read',
-      count: '10 per page; nothing kept beyond the UIDs (the sweep) or the page (migration)',
+      bytes: PAGE_BYTES,
+      count: 'nothing kept beyond the UIDs (the sweep) or the page (migration)',
       concurrency: 'one page at a time',
       rate: 'the sweep once per --cordon-mark-sweep-interval and after a deletion; migration once per start or command',
       time: 'each page within the transport’s 30 s',
       reach: 'tenants (AITasks)',
     },
-    enforcedIn: ['operator/mark-sweep.ts', 'api/upgrade/migrate.ts', 'operator/runtime/trim.ts'],
+    enforcedIn: ['api/kube/resources.ts', 'operator/mark-sweep.ts', 'api/upgrade/migrate.ts'],
     provedBy: ['operator/mark-sweep.test.ts', 'test/upgrade'],
   },
   {
@@ -125,15 +128,21 @@ export const INPUT_PATHS: readonly InputPath[] = [
     ],
     budgets: {
       bytes:
-        'pages sized so a page of etcd’s largest objects fits its byte budget; each object trimmed to identity, replicas, selector and ready counts before it is kept',
-      count: 'the cache holds trimmed objects only (no pod template), its bytes in aiops_cache_bytes',
+        'pages of 10 (16 MiB of etcd’s largest objects), each object trimmed to identity, replicas, selector and ready counts before it is kept; a selector over 32 terms or 4 KiB is refused and said in the task’s status (TargetRefused)',
+      count:
+        'the cache holds at most 32 MiB of trimmed Deployments, 4 MiB per namespace; what does not fit is refused, counted (aiops_cache_objects_refused_total{reason="CacheFull"}) and said in the task’s status',
       concurrency: 'one list or watch at a time; one scale read and write per action',
       rate: 'relist only on 410 Gone; reconnects back off 0.8 s → 30 s, jittered',
       time: 'each page within the transport’s 30 s',
       reach: 'tenants (create and patch Deployments in their namespaces)',
     },
-    enforcedIn: ['operator/runtime/trim.ts', 'operator/runtime/informer.ts'],
-    provedBy: ['operator/runtime/trim.test.ts', 'test/attacks/cache-bounds.test.ts'],
+    enforcedIn: ['operator/runtime/trim.ts', 'operator/runtime/informer.ts', 'operator/observe.ts'],
+    provedBy: [
+      'operator/runtime/trim.test.ts',
+      'operator/runtime/informer-budget.test.ts',
+      'test/attacks/other-kinds.test.ts',
+      'test/attacks/cache-bounds.test.ts',
+    ],
   },
   {
     id: 'target-pods',
@@ -142,19 +151,24 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: [
       'operator/edges/actions.ts: ResourceClient(Resources.pods)',
       'operator/edges/actions.ts: ResourceClient(replicaSets)',
-      'operator/edges/actions.ts: this.#pods.listAll',
-      'operator/edges/actions.ts: this.#replicaSets.listAll',
+      'operator/edges/actions.ts: this.#pods.forEachPage',
+      'operator/edges/actions.ts: this.#replicaSets.forEachPage',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
-      count: 'pages of the transport’s default size',
+      bytes: `${PAGE_BYTES}; each pod trimmed to its owners, node, phase, conditions and restarts before the next page`,
+      count:
+        'at most 1,000 owned pods and ReplicaSets considered; a bare pod with the target’s labels is read and dropped',
       concurrency: 'one listing per reconcile that acts or settles',
       rate: 'only for an act or a settle: at most once per task interval',
       time: 'within the reconcile’s deadline',
       reach: 'tenants (create Pods and ReplicaSets with any labels in their namespaces)',
     },
-    enforcedIn: ['operator/edges/actions.ts', 'operator/edges/pod-choice.ts'],
-    provedBy: ['operator/edges/pod-choice.test.ts', 'test/attacks/cordon.test.ts'],
+    enforcedIn: ['operator/edges/actions.ts', 'operator/runtime/trim.ts'],
+    provedBy: [
+      'operator/edges/pod-choice.test.ts',
+      'test/attacks/other-kinds.test.ts',
+      'test/attacks/cordon.test.ts',
+    ],
   },
   {
     id: 'nodes',
@@ -162,11 +176,12 @@ export const INPUT_PATHS: readonly InputPath[] = [
     what: 'Nodes, listed for CordonNode’s cap and the finalizer’s uncordons',
     sites: [
       'operator/edges/actions.ts: ResourceClient(Resources.nodes)',
-      'operator/edges/actions.ts: nodes.list',
+      'operator/edges/actions.ts: nodes.page',
+      'operator/edges/node-snapshots.ts: this.#o.page',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
-      count: 'paginated; only name, unschedulable and the operator’s mark are kept',
+      bytes: PAGE_BYTES,
+      count: 'only name, unschedulable and the operator’s mark are kept',
       concurrency: 'one node list at a time, shared by all tasks',
       rate: 'at most one list per 10 s shared by all tasks (plus one per actual cordon)',
       time: 'each page within the transport’s 30 s; uncordons none started after 30 s',
@@ -181,11 +196,11 @@ export const INPUT_PATHS: readonly InputPath[] = [
     what: 'Events of a task’s namespace, read for the LLM advisor’s context',
     sites: [
       'operator/edges/events.ts: ResourceClient(Resources.events)',
-      'operator/edges/events.ts: this.#events.list',
+      'operator/edges/events.ts: this.#events.forEachPage',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
-      count: 'one page of at most 500 Events; only the target’s, each note cut to 1 KiB',
+      bytes: PAGE_BYTES,
+      count: 'at most 100 Events read; only the target’s reasons kept',
       concurrency: 'one per LLM call',
       rate: 'one per LLM call (itself capped per namespace per hour)',
       time: 'within the transport’s 30 s; best effort, [] on error',
@@ -200,10 +215,10 @@ export const INPUT_PATHS: readonly InputPath[] = [
     what: 'ControllerRevisions the operator writes as each task’s spec history',
     sites: [
       'operator/edges/history.ts: ResourceClient(Resources.controllerRevisions)',
-      'operator/edges/history.ts: this.#revisions.list',
+      'operator/edges/history.ts: this.#revisions.listAll',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes: PAGE_BYTES,
       count: '10 revisions kept per task; listed only once a generation exceeds that',
       concurrency: 'one per new generation',
       rate: 'once per new generation of a task',
@@ -222,7 +237,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'operator/runtime/leader.ts: leases.transport.request',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes: ONE_OBJECT,
       count: 'one object, by name',
       concurrency: 'one request at a time',
       rate: 'once per --retry-period',
@@ -238,15 +253,15 @@ export const INPUT_PATHS: readonly InputPath[] = [
     what: 'TokenReviews and SubjectAccessReviews for each bearer token presented to /metrics',
     sites: ['operator/runtime/metrics-auth.ts: this.#transport.request'],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes: ONE_OBJECT,
       count: 'results cached by the token’s SHA-256: 256–1,024 entries, successes apart from failures',
       concurrency: '8 reviews in flight; allowed tokens renewed in a lane of their own (4)',
       rate: '4/s per remote address, burst 8; 4,096 addresses, then one shared bucket',
       time: '10 s per review',
       reach: 'anyone who reaches the metrics port (see the listener)',
     },
-    enforcedIn: ['operator/runtime/metrics-auth.ts', 'operator/runtime/address-pacer.ts'],
-    provedBy: ['test/attacks/token-flood.test.ts', 'operator/runtime/address-pacer.test.ts'],
+    enforcedIn: ['operator/runtime/metrics-auth.ts', 'lib/token-bucket.ts'],
+    provedBy: ['test/attacks/token-flood.test.ts', 'lib/token-bucket.test.ts'],
   },
   {
     id: 'secrets',
@@ -258,7 +273,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'conversion-webhook/cert-rotation.ts: ResourceClient(secretType)',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes: ONE_OBJECT,
       count: 'two objects, by name',
       concurrency: 'one request at a time',
       rate: 'at start, and at each certificate rotation',
@@ -285,7 +300,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'api/upgrade/migrate.ts: ResourceClient(CRD_RESOURCE)',
     ],
     budgets: {
-      bytes: TRANSPORT_BYTES,
+      bytes: ONE_OBJECT,
       count: 'one object each, by name',
       concurrency: 'one request at a time',
       rate: 'the caBundle check at most once per 10 s; the others at start and on rotation',
@@ -301,22 +316,30 @@ export const INPUT_PATHS: readonly InputPath[] = [
     what: 'the conversion webhook, HTTPS :9443 (hosted by the operator, or standalone)',
     sites: ['conversion-webhook/server.ts: https.createServer'],
     budgets: {
-      bytes: 'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all',
-      count: '64 connections per remote address',
+      bytes:
+        'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all; an object with more values than a valid one of its version holds (v1alpha1 10, v1 238, v2 5,314 in spec and status; 65,536 in metadata; 32 deep) is refused before it is walked, at most 64 violations listed',
+      count:
+        '64 connections per remote address, 256 in all (a smaller holder displaces the biggest); counted from the TCP connection, before TLS',
       concurrency: '8 reviews converted at once, a slot taken only once the whole body is read',
-      rate: 'beyond its share a peer gets 429 with Retry-After',
-      time: 'TLS handshake and headers 5 s; body and answer 5 s + 1 s per MiB; then 408 or closed',
+      rate: 'conversion time 250 ms per second per address (burst 2.5 s; 1,024 addresses, then one shared bucket); in debt, or beyond its byte share, 429 with Retry-After',
+      time: 'TLS handshake and headers 5 s; body and answer 5 s + 1 s per MiB; 30 s idle; then 408 or closed',
       reach:
         'any pod (the apiserver’s address is not selectable); the shipped NetworkPolicy admits only the webhook port',
     },
     enforcedIn: [
       'conversion-webhook/capacity.ts',
       'conversion-webhook/requests.ts',
-      'conversion-webhook/server.ts',
+      'conversion-webhook/cpu-budget.ts',
+      'api/conversion/convert.ts',
+      'api/conversion/bounds.ts',
+      'lib/connection-budget.ts',
     ],
     provedBy: [
       'conversion-webhook/admission.test.ts',
       'conversion-webhook/capacity.test.ts',
+      'conversion-webhook/cpu-budget.test.ts',
+      'api/conversion/bounded-work.test.ts',
+      'test/attacks/conversion-work.test.ts',
       'test/attacks/webhook-flood.test.ts',
       'test/attacks/webhook-slow-headers.test.ts',
     ],

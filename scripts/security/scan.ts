@@ -45,7 +45,7 @@ const PATTERNS: readonly { kind: SiteKind; re: RegExp; what: (m: RegExpMatchArra
   },
   {
     kind: 'list',
-    re: /([\w.#]+)\.(list|listAll|forEachPage)\(\s*[^)\s]/g,
+    re: /([\w.#]+)\.(list|listAll|forEachPage|page)\(\s*[^)\s]/g,
     what: (m) => `${m[1] ?? ''}.${m[2] ?? ''}`,
   },
   { kind: 'watch', re: /([\w.#]+)\.(watch|stream)\(\s*[^)\s]/g, what: (m) => `${m[1] ?? ''}.${m[2] ?? ''}` },
