@@ -9,7 +9,8 @@
 // scraper come from addresses other than an attacker's, so one address at its cap leaves them
 // room; and when the total is full, a connection from an address holding fewer displaces the
 // oldest connection of the address holding the most (max-min fairness), so several addresses
-// together cannot lock out one that holds little. Connections are counted at the raw TCP
+// together cannot lock out one that holds little (Node's server.maxConnections would refuse
+// the newcomer instead, whoever holds the rest). Connections are counted at the raw TCP
 // 'connection' event, before any TLS, so a handshake that never ends holds a share too.
 // ConnectionShares is the pure bookkeeping; listenerOptions and budgetConnections the adapter.
 
@@ -172,8 +173,9 @@ export interface BudgetedListener {
 /**
  * Holds `server`, made with listenerOptions(budget), to `budget`: each connection is counted
  * against its remote address's share and the total as it arrives (ConnectionShares) and closed
- * at once when refused; a connection `idleTimeoutMs` without a byte is closed (the other
- * deadlines are Node's, set by listenerOptions). `onClosed` is
+ * at once when refused, before the server's own 'connection' listeners (TLS, HTTP) see it; a
+ * connection `idleTimeoutMs` without a byte is closed (the other deadlines are Node's, set by
+ * listenerOptions). Call it before adding 'connection' listeners of your own. `onClosed` is
  * told of each connection the budget closes, with the address it came from. A closed peer
  * may connect again: it is counted afresh. Throws when the server's deadlines are not the
  * budget's (made without listenerOptions).
@@ -191,6 +193,10 @@ export function budgetConnections(
     throw new Error('the server was not made with listenerOptions(budget)');
   server.setTimeout(budget.idleTimeoutMs);
   const shares = new ConnectionShares<Socket>(budget);
+  // The server's own handling of a connection (the TLS handshake, the HTTP parser) runs after
+  // the admission and only for what is admitted, so a refused connection costs no TLS state.
+  const own = server.listeners('connection');
+  server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     const admission = shares.open(address, socket);
@@ -204,6 +210,7 @@ export function budgetConnections(
       admission.displaced.destroy();
     }
     socket.once('close', () => shares.close(address, socket));
+    for (const listener of own) Reflect.apply(listener, server, [socket]);
   });
   return {
     get count() {
