@@ -1,4 +1,4 @@
-// Choosing the pod to act on (pickPod) and ownership (ownedPods): table tests; and that the
+// Choosing the pod to act on (pickPod) and ownership (ownedSetUIDs, podsOfSets): table tests; and that the
 // trimmed pods and ReplicaSets the adapter keeps (trim.ts trimPod, trimReplicaSet) lead to the
 // same choice and the same owned pods as the objects read whole (a property test), so
 // trimming before keeping changes nothing the operator decides.
@@ -6,9 +6,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ownedPods, ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
+import { ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
 import type { Pod } from '../runtime/kinds.ts';
 import { trimPod, trimReplicaSet } from '../runtime/trim.ts';
+
+/** The pods the Deployment with UID `deploymentUID` owns, read all at once: the oracle of the paged reading. */
+function ownedPods(
+  deploymentUID: string | undefined,
+  sets: readonly ReplicaSet[],
+  pods: readonly Pod[],
+): Pod[] {
+  return podsOfSets(new Set(ownedSetUIDs(deploymentUID, sets)), pods);
+}
 
 const pod = (
   name: string,

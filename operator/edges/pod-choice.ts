@@ -61,16 +61,3 @@ export function podsOfSets(setUIDs: ReadonlySet<string>, pods: readonly Pod[]): 
     return rs !== undefined && setUIDs.has(rs);
   });
 }
-
-/**
- * The pods the Deployment with UID `deploymentUID` owns: each pod's controller is a
- * ReplicaSet whose controller is that Deployment (both by UID, never by labels or names).
- * An empty UID owns nothing.
- */
-export function ownedPods(
-  deploymentUID: string | undefined,
-  sets: readonly ReplicaSet[],
-  pods: readonly Pod[],
-): Pod[] {
-  return podsOfSets(new Set(ownedSetUIDs(deploymentUID, sets)), pods);
-}
