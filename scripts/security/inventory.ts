@@ -351,14 +351,15 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: ['conversion-webhook/metrics-server.ts: http.createServer'],
     budgets: {
       bytes: 'no body is read; GET /metrics only',
-      count: 'Node’s defaults; loopback only',
-      concurrency: 'one scrape renders at a time per connection',
-      rate: 'none beyond loopback: only local processes reach it',
-      time: 'headers 5 s, request 10 s',
+      count:
+        '16 connections per remote address, 128 in all (a smaller holder displaces the biggest), counted from the TCP connection',
+      concurrency: 'one scrape rendered at a time per connection',
+      rate: 'bounded by the connection shares; only local processes reach it',
+      time: 'headers 5 s from the first byte, the whole request 10 s, keep-alive 5 s, 30 s without a byte either way',
       reach: 'loopback only (127.0.0.1 by default); not part of any install',
     },
-    enforcedIn: ['conversion-webhook/metrics-server.ts'],
-    provedBy: ['conversion-webhook/server.test.ts'],
+    enforcedIn: ['conversion-webhook/metrics-server.ts', 'lib/connection-budget.ts'],
+    provedBy: ['lib/connection-budget.test.ts', 'conversion-webhook/server.test.ts'],
   },
   {
     id: 'metrics-port',
@@ -367,14 +368,24 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: ['operator/runtime/server.ts: https.createServer'],
     budgets: {
       bytes: 'no body is read; GET /metrics only',
-      count: 'Node’s defaults',
+      count:
+        '16 connections per remote address, 128 in all (a smaller holder displaces the biggest), counted from the TCP connection, before TLS',
       concurrency: 'reviews as in metrics-reviews',
-      rate: 'reviews as in metrics-reviews',
-      time: 'Node’s defaults',
-      reach: 'any pod; the shipped NetworkPolicy admits the monitoring namespace only',
+      rate: 'reviews as in metrics-reviews; connections beyond a share closed on arrival',
+      time: 'TLS handshake 5 s from the connection (bytes trickling in do not extend it); headers 5 s from the first byte, the whole request 10 s, keep-alive 5 s, 30 s without a byte either way',
+      reach: 'any pod that reaches it; the shipped NetworkPolicy admits the monitoring namespace only',
     },
-    enforcedIn: ['operator/runtime/server.ts', 'operator/runtime/metrics-auth.ts'],
-    provedBy: ['test/attacks/metrics.test.ts', 'operator/metrics-access.test.ts'],
+    enforcedIn: [
+      'operator/runtime/server.ts',
+      'operator/runtime/metrics-auth.ts',
+      'lib/connection-budget.ts',
+    ],
+    provedBy: [
+      'lib/connection-budget.test.ts',
+      'test/attacks/listener-connections.test.ts',
+      'test/attacks/metrics.test.ts',
+      'operator/metrics-access.test.ts',
+    ],
   },
   {
     id: 'probe-port',
@@ -383,14 +394,16 @@ export const INPUT_PATHS: readonly InputPath[] = [
     sites: ['operator/runtime/server.ts: http.createServer'],
     budgets: {
       bytes: 'no body is read',
-      count: 'Node’s defaults',
+      count:
+        '16 connections per remote address, 128 in all (a smaller holder displaces the biggest), counted from the TCP connection',
       concurrency: 'each answer is computed from memory',
-      rate: 'none',
-      time: 'Node’s defaults',
-      reach: 'the kubelet (node addresses); any pod unless a NetworkPolicy says otherwise',
+      rate: 'bounded by the connection shares',
+      time: 'headers 5 s from the first byte, the whole request 10 s, keep-alive 5 s, 30 s without a byte either way',
+      reach:
+        'the kubelet (node addresses, which NetworkPolicies do not restrict on common CNIs); other pods are denied by the shipped NetworkPolicy',
     },
-    enforcedIn: ['operator/runtime/server.ts'],
-    provedBy: ['operator/runtime/metrics.test.ts'],
+    enforcedIn: ['operator/runtime/server.ts', 'lib/connection-budget.ts'],
+    provedBy: ['lib/connection-budget.test.ts', 'test/attacks/listener-connections.test.ts'],
   },
   {
     id: 'prometheus',
