@@ -16,9 +16,10 @@ function listen(server: Server, host: string): Promise<number> {
 
 /**
  * Returns `count` distinct free ports on `host` (default 127.0.0.1). All listeners are held open until every
- * port is picked (so no duplicates), then closed. A port can in theory be taken by another
- * process before the component binds it; the component then exits early and startup fails
- * with its log tail. No retries.
+ * port is picked (so no duplicates), then closed, so another process can take a port before
+ * its user binds it: the test harness starts a control-plane component that lost its port
+ * again on newly chosen ones (test/harness/port-retry.ts, bounded attempts); a server of our
+ * own should rather listen on port 0 and report the port it got.
  */
 export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
   const servers = Array.from({ length: count }, () => createServer());

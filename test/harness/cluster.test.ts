@@ -1,15 +1,19 @@
 // End-to-end check of the harness itself: the real control plane comes up, a Deployment gets
 // Running pods on the kwok nodes (so KCM, scheduler and kwok all work), and stop() leaves no
-// process and no directory behind. Also: a component that dies at startup fails fast with its log.
+// process and no directory behind. Also: a component that dies at startup fails fast with its log,
+// and every component whose port another process holds starts again on a new one.
 import { kubectlWith } from './kubectl.ts';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startCluster } from './cluster.ts';
+import { freePorts } from '../../scripts/lib/ports.ts';
+import { PORT_TAKEN } from './port-retry.ts';
 import { COMPONENT_BINARIES, defaultBinDir } from './paths.ts';
 import { isRunning } from './process.ts';
 
@@ -132,6 +136,54 @@ void test(
       assert.deepEqual(await processesMentioning(dir), [], 'etcd should be stopped after a failed start');
     } finally {
       await rm(binDir, { recursive: true, force: true });
+    }
+  },
+);
+
+/** A TCP listener this test holds on 127.0.0.1, on a port the system picks; it drops every connection. */
+async function holdPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return { port: address.port, server };
+}
+
+void test(
+  'every component whose first ports another process holds starts on new ones, and the cluster comes up',
+  { timeout: 180_000 },
+  async (t) => {
+    const held: Server[] = [];
+    t.after(() => Promise.all(held.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))));
+    const first = new Map<string, number[]>();
+    const choosePorts = async (count: number, name: string): Promise<number[]> => {
+      if (first.has(name)) return freePorts(count);
+      const ports: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const h = await holdPort();
+        held.push(h.server);
+        ports.push(h.port);
+      }
+      first.set(name, ports);
+      return ports;
+    };
+    const cluster = await startCluster({ choosePorts });
+    try {
+      const names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+      assert.deepEqual([...first.keys()].sort(), [...names].sort(), 'each component got held ports first');
+      const taken = new Set([...first.values()].flat());
+      const { etcd, etcdPeer, apiserver, controllerManager, scheduler, kwok } = cluster.ports;
+      for (const port of [etcd, etcdPeer, apiserver, controllerManager, scheduler, kwok])
+        assert.ok(!taken.has(port), `port ${port} is one the test holds`);
+      for (const p of cluster.processes) {
+        assert.equal(p.exitStatus(), undefined, `${p.name} runs`);
+        assert.match(await readFile(p.logPath, 'utf8'), PORT_TAKEN, `${p.name} had lost its first port`);
+      }
+      assert.equal(cluster.processes.length, COMPONENT_BINARIES.length, 'the attempts that exited are gone');
+      const nodes = await kubectl(cluster.kubeconfigPath, ['get', 'nodes', '-o', 'name']);
+      assert.match(nodes, /node\/kwok-node-0/);
+    } finally {
+      await cluster.stop();
     }
   },
 );

@@ -1,8 +1,9 @@
 // The real control plane for tests: etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler and kwok on 127.0.0.1 with free ports, plus fake Nodes, started in seconds
+// kube-scheduler and kwok on 127.0.0.1 with free ports (each started again on new ones when
+// another process took its port first: port-retry.ts), plus fake Nodes, started in seconds
 // from prebuilt binaries (build-control-plane.sh). Used owned by a test process, or detached
 // and re-attached by pid from a state file by the `npm run cluster` CLI.
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import {
   type ComponentRecord,
   type ComponentSpec,
 } from './process.ts';
+import { listensOn, startOnFreePorts } from './port-retry.ts';
 import { waitFor } from './wait.ts';
 import { REAL_NODE_NAME } from './real-node/layout.ts';
 import { startRealNode, stopRealNode } from './real-node/node.ts';
@@ -65,6 +67,12 @@ export interface ClusterOptions {
   readonly log?: (line: string) => void;
   /** Aborts the startup (e.g. on Ctrl-C): what was started is stopped and the promise rejects. */
   readonly signal?: AbortSignal;
+  /**
+   * Chooses `count` free ports on 127.0.0.1 for the component `name`, at each attempt to start
+   * it (default: scripts/lib/ports.ts freePorts); a test injects ports it holds to show that a
+   * taken port is retried.
+   */
+  readonly choosePorts?: (count: number, name: string) => Promise<number[]>;
 }
 
 /** Everything needed to find and stop a cluster later (the CLI's state file). */
@@ -192,9 +200,12 @@ const ok = (status: number): true | undefined => (status === 200 ? true : undefi
 /**
  * Starts a cluster and resolves once the apiserver is ready, namespace `default` and its
  * ServiceAccount exist, the controller-manager, scheduler and kwok report healthy, and every
- * fake node is Ready. Throws at once if a binary is missing. Polls every 50 ms; no retries of a failed process. On any failure (a
- * process exits early: message with its log tail; or the deadline passes) everything started
- * is stopped and the dir removed (unless `keep`) before the promise rejects.
+ * fake node is Ready. Throws at once if a binary is missing. Polls every 50 ms. A component
+ * that exits because another process took its port before it bound it is started again on
+ * new ports (port-retry.ts: up to PORT_ATTEMPTS in all); it counts as up only once its own
+ * process listens on its ports. On any other failure (a process exits early: message with
+ * its log tail; or the deadline passes) everything started is stopped and the dir removed
+ * (unless `keep`) before the promise rejects.
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const t0 = Date.now();
@@ -225,48 +236,145 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   let http: KubeHttp | undefined;
   let realNodeStarted = false;
   try {
-    const [etcd = 0, etcdPeer = 0, apiserver = 0, controllerManager = 0, scheduler = 0, kwok = 0] =
-      await freePorts(6);
-    const ports: ClusterPorts = { etcd, etcdPeer, apiserver, controllerManager, scheduler, kwok };
-    const server = `https://127.0.0.1:${apiserver}`;
+    const choose = opts.choosePorts ?? ((count: number) => freePorts(count));
+    // Filled in as each component binds; the spec builders read it through ctx.
+    const ports: { -readonly [K in keyof ClusterPorts]: number } = {
+      etcd: 0,
+      etcdPeer: 0,
+      apiserver: 0,
+      controllerManager: 0,
+      scheduler: 0,
+      kwok: 0,
+    };
+    const core: Component[] = [];
+    /** Starts component `name` on `count` ports the harness chooses, ready once `check` passes and it listens on them. */
+    const bound = async (
+      name: string,
+      count: number,
+      spec: (p: readonly number[]) => ComponentSpec,
+      what: string,
+      check: (p: readonly number[]) => Promise<true | undefined>,
+    ): Promise<Component> => {
+      const { component } = await startOnFreePorts({
+        name,
+        count,
+        logPath: join(logDir, `${name}.log`),
+        choose: (n) => choose(n, name),
+        spawn: (p) => start(spec(p)),
+        ready: async (p, c) => {
+          await waitFor(
+            what,
+            async () => ((await check(p)) && (await listensOn(c.pid, p)) ? true : undefined),
+            { deadline, watch: [...core, c], signal: opts.signal },
+          );
+        },
+        forget: (c) => void processes.splice(processes.indexOf(c), 1),
+        log,
+      });
+      return component;
+    };
     const kubeconfigDir = join(dir, 'kubeconfigs');
-    start(specs.etcdSpec({ dir, binDir, ports })); // needs no certs: let it boot while openssl runs
+    // etcd needs no certs: it boots while openssl runs.
+    const [etcd, pki] = await Promise.all([
+      bound(
+        'etcd',
+        2,
+        ([client = 0, peer = 0]) => {
+          rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+          ports.etcd = client;
+          ports.etcdPeer = peer;
+          return specs.etcdSpec({ dir, binDir, ports });
+        },
+        'etcd /health',
+        async ([client = 0]) => ok(await probe(`http://127.0.0.1:${client}/health`)),
+      ),
+      createPkiAndDirs(dir, kubeconfigDir),
+    ]);
+    core.push(etcd);
+    log(`etcd ready after ${Date.now() - t0} ms`);
     const ctx: ComponentContext = {
       dir,
       binDir,
       ports,
-      pki: await createPkiAndDirs(dir, kubeconfigDir),
+      pki,
       kubeconfigs: {
         controllerManager: join(kubeconfigDir, 'kube-controller-manager.kubeconfig'),
         scheduler: join(kubeconfigDir, 'kube-scheduler.kubeconfig'),
         kwok: join(kubeconfigDir, 'kwok.kubeconfig'),
       },
     };
-    const kubeconfigPath = join(dir, 'kubeconfig');
-    await writeKubeconfigs(ctx, server, kubeconfigPath);
-    await wait('etcd /health', async () => ok(await probe(`http://127.0.0.1:${etcd}/health`)));
-    log(`etcd ready after ${Date.now() - t0} ms`);
-    const apiserverSpec = specs.apiserverSpec(ctx);
-    start(apiserverSpec);
-    http = await adminClient(ctx.pki, server);
+    let apiserverSpec: ComponentSpec | undefined;
+    let httpServer = '';
+    const apiserverProcess = await bound(
+      'kube-apiserver',
+      1,
+      ([port = 0]) => {
+        ports.apiserver = port;
+        apiserverSpec = specs.apiserverSpec(ctx);
+        return apiserverSpec;
+      },
+      'kube-apiserver /readyz',
+      async ([port = 0]) => {
+        const url = `https://127.0.0.1:${port}`;
+        if (http === undefined || httpServer !== url) {
+          http?.close();
+          http = await adminClient(ctx.pki, url);
+          httpServer = url;
+        }
+        return ok((await http.request('GET', '/readyz')).status);
+      },
+    );
+    core.push(apiserverProcess);
+    if (apiserverSpec === undefined || http === undefined)
+      throw new Error('kube-apiserver started without a spec');
+    const server = `https://127.0.0.1:${ports.apiserver}`;
     const api = http;
     const get = async (path: string): Promise<true | undefined> =>
       ok((await api.request('GET', path)).status);
-    await wait('kube-apiserver /readyz', () => get('/readyz'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeKubeconfigs(ctx, server, kubeconfigPath);
     await wait('namespace default', () => get('/api/v1/namespaces/default'));
     log(`kube-apiserver ready at ${server} after ${Date.now() - t0} ms`);
-    start(specs.controllerManagerSpec(ctx));
-    start(specs.schedulerSpec(ctx));
-    start(specs.kwokSpec(ctx));
+    const health =
+      (scheme: string) =>
+      async ([port = 0]: readonly number[]): Promise<true | undefined> =>
+        ok(await probe(`${scheme}://127.0.0.1:${port}/healthz`));
     const fakeNodes = opts.nodes ?? (opts.realNode === true ? 0 : 2);
     const names = Array.from({ length: fakeNodes }, (_, i) => nodeName(i));
-    await Promise.all(names.map((n) => createNode(api, n)));
-    const health = (port: number, scheme = 'https'): Promise<true | undefined> =>
-      probe(`${scheme}://127.0.0.1:${port}/healthz`).then(ok);
     await Promise.all([
-      wait('kube-controller-manager /healthz', () => health(controllerManager)),
-      wait('kube-scheduler /healthz', () => health(scheduler)),
-      wait('kwok /healthz', () => health(kwok, 'http')),
+      ...names.map((n) => createNode(api, n)),
+      bound(
+        'kube-controller-manager',
+        1,
+        ([port = 0]) => {
+          ports.controllerManager = port;
+          return specs.controllerManagerSpec(ctx);
+        },
+        'kube-controller-manager /healthz',
+        health('https'),
+      ),
+      bound(
+        'kube-scheduler',
+        1,
+        ([port = 0]) => {
+          ports.scheduler = port;
+          return specs.schedulerSpec(ctx);
+        },
+        'kube-scheduler /healthz',
+        health('https'),
+      ),
+      bound(
+        'kwok',
+        1,
+        ([port = 0]) => {
+          ports.kwok = port;
+          return specs.kwokSpec(ctx);
+        },
+        'kwok /healthz',
+        health('http'),
+      ),
+    ]);
+    await Promise.all([
       wait('ServiceAccount default/default', () => get('/api/v1/namespaces/default/serviceaccounts/default')),
       ...names.map((n) =>
         wait(`node ${n} Ready`, async () => ((await nodeReady(api, n)) ? true : undefined)),
@@ -278,7 +386,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         dir,
         binDir,
         pki: ctx.pki,
-        apiserverPort: apiserver,
+        apiserverPort: ports.apiserver,
         api,
         start,
         wait,
@@ -310,7 +418,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       binDir,
       server,
       kubeconfigPath,
-      ports,
+      ports: { ...ports },
       components: processes.map(({ name, pid, binary, logPath }) => ({ name, pid, binary, logPath })),
       startedAt: new Date(t0).toISOString(),
       startupMs,
