@@ -80,7 +80,8 @@ export function networkPolicies(options: NetworkPolicyOptions = {}): Record<stri
     spec: {
       podSelector: { matchLabels: { ...OPERATOR_LABELS } },
       policyTypes: ['Ingress'],
-      ingress,
+      // No rule is written as no `ingress` key, as the apiserver stores it.
+      ...(ingress.length > 0 ? { ingress } : {}),
     },
   });
   const port = (n: number): { port: number; protocol: string } => ({ port: n, protocol: 'TCP' });

@@ -247,7 +247,7 @@ describe('Helm chart deploy/helm/aiops-operator', { skip: skipUnlessHelm() }, ()
 
   it("networkPolicy: the plain install's policies by default, the metrics namespace selector a value, off when disabled", () => {
     type Policy = K8sObject & {
-      spec: { podSelector: unknown; ingress: { from?: unknown[]; ports: { port: number }[] }[] };
+      spec: { podSelector: unknown; ingress?: { from?: unknown[]; ports: { port: number }[] }[] };
     };
     const policies = (set: readonly string[]): Policy[] =>
       renderChart(CHART, [`prometheus.url=${PROM}`, ...set]).filter(
@@ -261,7 +261,11 @@ describe('Helm chart deploy/helm/aiops-operator', { skip: skipUnlessHelm() }, ()
     const defaults = policies([]);
     assert.deepEqual(defaults.map((p) => p.metadata.name).sort(), Object.values(NETWORK_POLICY_NAMES).sort());
     for (const p of defaults) assert.deepEqual(p.spec.podSelector, { matchLabels: OPERATOR_LABELS });
-    assert.deepEqual(byName(defaults, NETWORK_POLICY_NAMES.denyIngress).spec.ingress, []);
+    assert.equal(
+      byName(defaults, NETWORK_POLICY_NAMES.denyIngress).spec.ingress,
+      undefined,
+      'no rule at all',
+    );
     assert.deepEqual(byName(defaults, NETWORK_POLICY_NAMES.webhook).spec.ingress, [
       { ports: [{ port: PORTS.webhook, protocol: 'TCP' }] },
     ]);
@@ -275,7 +279,7 @@ describe('Helm chart deploy/helm/aiops-operator', { skip: skipUnlessHelm() }, ()
       'networkPolicy.metricsNamespaceSelector.matchLabels.metrics=null',
       'networkPolicy.metricsNamespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring',
     ]);
-    assert.deepEqual(byName(custom, NETWORK_POLICY_NAMES.metrics).spec.ingress[0]?.from, [
+    assert.deepEqual(byName(custom, NETWORK_POLICY_NAMES.metrics).spec.ingress?.[0]?.from, [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
     ]);
     assert.deepEqual(policies(['networkPolicy.enabled=false']), []);
