@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, LOAD, loadTask, startStage, type Stage } from './stage.ts';
+import { bystander, LOAD, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage | undefined;
 let undisturbed: (withinMs?: number) => Promise<void>;
@@ -20,7 +20,7 @@ before(async () => {
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stage?.stop();
+  await stopStarted(stage);
 });
 
 const FORGED = 4;

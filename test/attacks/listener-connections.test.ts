@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { httpsCall } from '../support/https-call.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage } from './stage.ts';
+import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
 
 const ATTACKER = '127.0.0.2';
 
@@ -27,7 +27,7 @@ before(async () => {
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stage.stop();
+  await stopStarted(stage);
 });
 
 /** The operator's resident memory now, in MiB, as the kernel counts it against the container's limit. */

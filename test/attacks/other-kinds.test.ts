@@ -15,19 +15,17 @@ import { findCondition } from '../../api/status/conditions.ts';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, HEAP_BOUND_MIB, LOAD, loadTask, startStage, type Stage } from './stage.ts';
+import { bystander, HEAP_BOUND_MIB, LOAD, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
 
 let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
 let undisturbed: (withinMs?: number) => Promise<void>;
 
 before(async () => {
   stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
   undisturbed = await bystander(stage);
 });
 after(async () => {
-  await stopStage();
+  await stopStarted(stage);
 });
 
 /** Bare Pods and paused Deployments mallory creates: each kind alone is past the old heap's reach. */
