@@ -373,7 +373,8 @@ export const INPUT_PATHS: readonly InputPath[] = [
       concurrency: 'reviews as in metrics-reviews',
       rate: 'reviews as in metrics-reviews; connections beyond a share closed on arrival',
       time: 'TLS handshake 5 s from the connection (bytes trickling in do not extend it); headers 5 s from the first byte, the whole request 10 s, keep-alive 5 s, 30 s without a byte either way',
-      reach: 'any pod that reaches it; the shipped NetworkPolicy admits the monitoring namespace only',
+      reach:
+        'any pod that reaches it; the shipped NetworkPolicy admits only namespaces labelled `metrics: enabled`',
     },
     enforcedIn: [
       'operator/runtime/server.ts',
