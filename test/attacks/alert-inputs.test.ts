@@ -47,13 +47,14 @@ test('a Stalled condition a tenant writes moves no alert input; a stall the oper
   assert.ok(stage);
   const s = stage;
   const { mallory } = s;
-  await mallory.deployments.create(mallory.namespace, deployment('calm', 1));
-  s.exporter.set(LOAD, { namespace: mallory.namespace, deployment: 'calm' }, 0);
-  for (let i = 0; i < FORGED; i++)
-    await mallory.tasks.create(mallory.namespace, {
-      ...loadTask('calm', { action: 'Noop' }, { intervalSeconds: 3600 }),
-      metadata: { name: `calm-${i}` },
-    });
+  for (let i = 0; i < FORGED; i++) {
+    await mallory.deployments.create(mallory.namespace, deployment(`calm-${i}`, 1));
+    s.exporter.set(LOAD, { namespace: mallory.namespace, deployment: `calm-${i}` }, 0);
+    await mallory.tasks.create(
+      mallory.namespace,
+      loadTask(`calm-${i}`, { action: 'Noop' }, { intervalSeconds: 3600 }),
+    );
+  }
   const judged = await Promise.all(
     Array.from({ length: FORGED }, (_, i) =>
       eventually(`calm-${i} evaluated, not breaching`, async () => {
