@@ -124,7 +124,7 @@ test('hostile objects get their own answer and the webhook goes on serving', asy
     assert.equal(out.converted.length, 3);
   });
 
-  await t.test('an object too deep to serialize is a Failure of its review', async () => {
+  await t.test('an object nested past any valid AITask is refused before it is walked', async () => {
     const deep = `{"apiVersion":"${G}/v2","kind":"AITask","metadata":{"name":"deep"},"spec":{"x":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`;
     const body = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"r-deep","desiredAPIVersion":"${G}/v2","objects":[${deep}]}}`;
     const r = await post(server.port, '/convert', body);
@@ -134,7 +134,7 @@ test('hostile objects get their own answer and the webhook goes on serving', asy
     };
     assert.equal(answer.response.uid, 'r-deep');
     assert.equal(answer.response.result.status, 'Failure');
-    assert.match(answer.response.result.message, /internal error/);
+    assert.match(answer.response.result.message, /nested deeper than 32 levels/);
   });
 
   await t.test('afterwards: a good review, every rejection counted', async () => {
@@ -162,6 +162,7 @@ test('hostile objects get their own answer and the webhook goes on serving', asy
     assert.equal(count('too_large'), 1);
     assert.equal(count('out_of_bounds'), 1);
     assert.equal(count('unsigned'), 1);
-    assert.match(metrics.text, /aiops_conversion_failures_total\{reason="internal"\} 1/);
+    assert.match(metrics.text, /aiops_conversion_failures_total\{reason="internal"\} 0/);
+    assert.match(metrics.text, /aiops_conversion_failures_total\{reason="malformed"\} [1-9]/);
   });
 });

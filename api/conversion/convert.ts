@@ -144,7 +144,7 @@ function checkBudget(obj: LooseAITask, version: VersionName): void {
   const body = overBudget(bodyOf(obj, false), BODY_MAX_VALUES[version], MAX_DEPTH);
   if (body !== undefined)
     throw new ConversionError(
-      `spec and status ${body}; a valid AITask at ${version} holds at most ${BODY_MAX_VALUES[version]} (every list at its maxItems)`,
+      `spec and status ${body}, past any valid AITask at ${version} (${BODY_MAX_VALUES[version]} values with every list at its maxItems, ${MAX_DEPTH} levels deep)`,
     );
 }
 
