@@ -43,7 +43,7 @@ ENV NODE_ENV=production
 # NODE_OPTIONS set by a Subscription's config.env or a Deployment adds to it rather than
 # replacing it; two malloc arenas and a fixed mmap threshold keep freed buffers from staying
 # resident in glibc's heaps. No --expose-gc: it would make Node compile its own modules from
-# source at every start (api/full-gc.ts gets the collections the operator runs without it).
+# source at every start (lib/full-gc.ts gets the collections the operator runs without it).
 ENV MALLOC_ARENA_MAX=2
 ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app

@@ -3,8 +3,8 @@
 
 import type { VersionName } from './crd.ts';
 import { FINALIZER } from './install.ts';
-import { ResourceClient, retryOnConflict, type ResourceType } from './kube/resources.ts';
-import type { KubeTransport } from './kube/transport.ts';
+import { ResourceClient, retryOnConflict, type ResourceType } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import { GROUP, PLURAL } from './schema/common.ts';
 import type * as v1alpha1 from './schema/v1alpha1.ts';
 import type * as v1 from './schema/v1.ts';

@@ -18,7 +18,7 @@ import { unboundedNodes } from './schema/unbounded.ts';
 import * as v2 from './schema/v2.ts';
 import { boundStatus } from './status/bounded.ts';
 import { CRD_RELEASES, crdOfRelease } from './upgrade/crd-releases.ts';
-import { fromYaml } from './yaml.ts';
+import { fromYaml } from '../lib/yaml.ts';
 
 const ROOT = new URL('../', import.meta.url);
 

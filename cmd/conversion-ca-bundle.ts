@@ -6,9 +6,9 @@
 // (cmd/webhook-cert-secret.ts), so on each read of it the running operator checks the CRD
 // and puts that CA back. The decision is api/olm/ca-bundle.ts.
 
-import type { Logger } from '../api/log.ts';
-import { CRD_RESOURCE, ResourceClient } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import { caBundlePatch, type ConversionView, type WebhookService } from '../api/olm/ca-bundle.ts';
 
 /**

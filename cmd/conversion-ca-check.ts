@@ -6,9 +6,9 @@
 // the AIOpsConversionCertificateRejected alert needs both. Checks are paced (one per pause,
 // however many reject) and repeated while the mismatch lasts, so the gauge clears once fixed.
 
-import type { Logger } from '../api/log.ts';
-import { CRD_RESOURCE, ResourceClient } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { ConversionView } from '../api/olm/ca-bundle.ts';
 import { caBundleTrusts } from '../conversion-webhook/ca-trust.ts';
 import type { WebhookMetrics } from '../conversion-webhook/metrics.ts';

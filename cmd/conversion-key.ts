@@ -13,10 +13,10 @@
 
 import { randomBytes } from 'node:crypto';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../api/kube/errors.ts';
-import type { Logger } from '../api/log.ts';
-import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../lib/kube/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { PendingStashKey } from '../conversion-webhook/review.ts';
 import type { WebhookServer } from '../conversion-webhook/server.ts';
 

@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readCertPair, watchCertPair } from '../conversion-webhook/tls.ts';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 import type { SecureMetrics } from '../operator/runtime/server.ts';
 
 /** Where the metrics certificate comes from (the `--metrics-cert-*` flags). */

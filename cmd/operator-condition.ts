@@ -6,9 +6,9 @@
 // False, and shows them to users. The decisions are in api/olm/operator-condition.ts.
 // Not on OLM (the variable unset): nothing runs.
 
-import type { Logger } from '../api/log.ts';
-import { CRD_RESOURCE, ResourceClient, type ResourceType } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import {
   healthConditions,
   mergeConditions,

@@ -7,7 +7,7 @@
 
 import { hostname } from 'node:os';
 import { CommanderError, InvalidArgumentError } from 'commander';
-import { KubeTransport } from '../api/kube/transport.ts';
+import { KubeTransport } from '../lib/kube/transport.ts';
 import { CRD_NAME } from '../api/schema/common.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { buildCommand, switchOption } from '../operator/command.ts';
@@ -20,7 +20,7 @@ import {
 import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
 import { createMetrics, type WebhookMetrics } from '../conversion-webhook/metrics.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
-import { ForbiddenError, InvalidError, UnauthorizedError } from '../api/kube/errors.ts';
+import { ForbiddenError, InvalidError, UnauthorizedError } from '../lib/kube/errors.ts';
 import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
 import { firstConversionKey, provideConversionKey } from './conversion-key.ts';

@@ -11,9 +11,9 @@
 // InstallPlan removed it (cmd/conversion-ca-bundle.ts) — the other reason the apiserver
 // rejects the certificate.
 
-import type { Logger } from '../api/log.ts';
-import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
+import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { WebhookServer } from '../conversion-webhook/server.ts';
 
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { RETRY_AFTER_SECONDS } from './requests.ts';
 import { startWebhookServer, type WebhookServer } from './server.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-webhook-admission-'));

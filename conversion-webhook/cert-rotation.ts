@@ -6,10 +6,10 @@
 
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../api/kube/errors.ts';
-import { CRD_RESOURCE, ResourceClient } from '../api/kube/resources.ts';
-import type { KubeTransport } from '../api/kube/transport.ts';
-import type { Logger } from '../api/log.ts';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../lib/kube/errors.ts';
+import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
 import { generateCA, inspectCert, issueServingCert } from './self-signed.ts';
 
 interface Secret {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuBudget } from './cpu-budget.ts';
 import { startWebhookServer } from './server.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
 import { httpsCall } from '../test/support/https-call.ts';
 

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWebhookServer } from './server.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { signStash } from '../api/conversion/stash.ts';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../api/install.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';

@@ -4,7 +4,7 @@
 // when it cannot start (e.g. no certificate), 0 after a graceful SIGTERM/SIGINT.
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { createLogger, parseLogLevel } from '../api/log.ts';
+import { createLogger, parseLogLevel } from '../lib/log.ts';
 import { DEFAULT_BODY_TIMEOUT_BASE_MS } from './capacity.ts';
 import { serveMetrics } from './metrics-server.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS, startWebhookServer } from './server.ts';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWebhookServer, type WebhookServer } from './server.ts';
 import { RETRY_AFTER_SECONDS } from './requests.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { createServingCert } from '../scripts/lib/certs.ts';
 import { eventually } from '../test/harness/wait.ts';
 

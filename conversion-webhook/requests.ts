@@ -5,12 +5,12 @@
 // counting and logging. A review that is not what the apiserver sends is counted as
 // `malformed`, apart from a conversion that failed (review.ts says which). What
 // a peer can make it log is bounded like the rest: a rejection or an internal error is one
-// line per address and reason per minute (api/log-once.ts), with the count it stands for.
+// line per address and reason per minute (lib/log-once.ts), with the count it stands for.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../api/log.ts';
-import type { LogOnce } from '../api/log-once.ts';
-import { fullCollection } from '../api/full-gc.ts';
+import type { Logger } from '../lib/log.ts';
+import type { LogOnce } from '../lib/log-once.ts';
+import { fullCollection } from '../lib/full-gc.ts';
 import type { PeerShares, Slots } from './capacity.ts';
 import type { CpuBudget } from './cpu-budget.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -32,7 +32,7 @@ export interface Ctx {
   deadlineFor: (bytes: number) => number;
   /** Slots of reviews whose body is read, held until answered. */
   gate: Slots;
-  /** One warning line per object and reason per minute (api/log-once.ts). */
+  /** One warning line per object and reason per minute (lib/log-once.ts). */
   warnings: LogOnce;
   /** Conversion time per remote address. */
   cpu: CpuBudget;
@@ -278,7 +278,7 @@ let releaseTimer: NodeJS.Timeout | undefined;
 
 /**
  * One full collection a second after the last large review (a LIST's burst of reviews gets
- * one), off the request path (api/full-gc.ts).
+ * one), off the request path (lib/full-gc.ts).
  */
 function releaseSoon(): void {
   clearTimeout(releaseTimer);

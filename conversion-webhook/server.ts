@@ -16,8 +16,8 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createLogger, type Logger } from '../api/log.ts';
-import { LogOnce } from '../api/log-once.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
+import { LogOnce } from '../lib/log-once.ts';
 import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
 import { budgetConnections, listenerOptions, type ConnectionBudget } from '../lib/connection-budget.ts';
 import {

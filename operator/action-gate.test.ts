@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import { actionGate, parsePausePoints, type ActionPoint } from './action-gate.ts';
 
 test('AIOPS_TEST_PAUSE_AT: off by default, a comma-separated list of points, unknown points refused', () => {

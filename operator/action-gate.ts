@@ -7,7 +7,7 @@
 // points inside the crash window and says so on its log, so a test can kill -9 it there
 // deterministically instead of hoping a timed kill lands between decision and action.
 
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 
 /** Where in one remediation the gate is asked. */
 export type ActionPoint = 'before-decision' | 'before-action' | 'after-action' | 'before-cleanup';

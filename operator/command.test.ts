@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, mock, test } from 'node:test';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 import type { OperatorOptions } from './assembly.ts';
 import { buildCommand, hostPort, logLevel } from './command.ts';
 

@@ -7,10 +7,10 @@
 // --health-probe-bind-address, --zap-log-level, --zap-encoder).
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoDuration } from '../api/go-duration.ts';
+import { parseGoDuration } from '../lib/go-duration.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { DEFAULTS } from './decision/decide.ts';
-import { createLogger, parseLogLevel } from '../api/log.ts';
+import { createLogger, parseLogLevel } from '../lib/log.ts';
 import type { OperatorOptions } from './assembly.ts';
 import { parseAllowlist, type AllowRule } from './llm/policy.ts';
 import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CordonState } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { UncordonResult } from './edges/actions.ts';

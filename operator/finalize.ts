@@ -8,10 +8,10 @@
 // status listing thousands of made-up names costs no request.
 
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { boundedMap, someNames } from '../api/bounded-map.ts';
+import { mapWithLimits, someNames } from '../lib/bounded-concurrency.ts';
 import { CORDONED_BY_ANNOTATION, markedFor } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { ActionGate } from './action-gate.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
@@ -61,7 +61,7 @@ export async function finalizeTask(d: FinalizerDeps, task: v2.AITask, log: Logge
   const mine = new Set(marked);
   const known = new Set(states.map((s) => s.name));
   const notOwned = (task.status?.cordonedNodes ?? []).filter((n) => known.has(n) && !mine.has(n));
-  const run = await boundedMap(
+  const run = await mapWithLimits(
     marked,
     { concurrency: FINALIZE_CONCURRENCY, deadlineMs: FINALIZE_DEADLINE_MS },
     (node) => d.actions.uncordon(node, uid),

@@ -7,7 +7,7 @@ import {
   markRelease,
   type MarkRelease,
 } from '../api/cordon.ts';
-import { createLogger } from '../api/log.ts';
+import { createLogger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
 import { sweepMarks, type MarkSweepDeps } from './mark-sweep.ts';

@@ -13,10 +13,10 @@
 // every reader), so a burst of deletions does not list the nodes once per sweep.
 
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { ConflictError, NotFoundError } from '../api/kube/errors.ts';
-import { retryOnConflict } from '../api/kube/resources.ts';
+import { ConflictError, NotFoundError } from '../lib/kube/errors.ts';
+import { retryOnConflict } from '../lib/kube/resources.ts';
 import { boundStatus } from '../api/status/bounded.ts';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { CORDONED_BY_ANNOTATION, staleMarksOf, type MarkRelease } from '../api/cordon.ts';
 import { without } from './decision/vocabulary.ts';

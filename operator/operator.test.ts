@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
 import { FINALIZER } from '../api/install.ts';
 import { sortRevisions, type ControllerRevision } from '../api/revisions.ts';
 import type * as v2 from '../api/schema/v2.ts';

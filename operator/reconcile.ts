@@ -11,11 +11,11 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { NotFoundError } from '../api/kube/errors.ts';
+import { NotFoundError } from '../lib/kube/errors.ts';
 import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
-import type { Logger } from '../api/log.ts';
+import type { Logger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor, LLMSpec } from './llm/advisor.ts';

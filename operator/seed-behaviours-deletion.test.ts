@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { REVISION_UID_LABEL, type ControllerRevision } from '../api/revisions.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
 import { FINALIZER } from '../api/install.ts';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../test/support/operator.ts';

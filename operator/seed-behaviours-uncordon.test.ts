@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CORDON_FIELD_MANAGER, CORDONED_BY_ANNOTATION, cordonPatch, uncordonPatch } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
-import { ResourceClient, type ResourceType } from '../api/kube/resources.ts';
+import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
 import { findCondition } from '../api/status/conditions.ts';
 import { freePorts } from '../scripts/lib/ports.ts';
 import { fakeNode } from '../test/harness/nodes.ts';

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
 import { freshNamespace, testAITasks, testTransport } from '../test/support/cluster.ts';
 import { eventually, startOperatorProcess } from '../test/support/operator.ts';
 import { deployment } from '../test/support/workloads.ts';

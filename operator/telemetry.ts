@@ -8,7 +8,7 @@
 // dashboard read them (scripts/monitoring/).
 
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RequestResult } from '../api/kube/transport.ts';
+import type { RequestResult } from '../lib/kube/transport.ts';
 import type { DecisionLLMCall } from '../api/schema/v2.ts';
 import {
   controllerMetrics,

@@ -8,8 +8,8 @@ import {
   NotFoundError,
   ServerError,
   UnauthorizedError,
-} from '../api/kube/errors.ts';
-import { OverrideError } from '../api/kube/overrides.ts';
+} from '../lib/kube/errors.ts';
+import { OverrideError } from '../lib/kube/overrides.ts';
 
 /** Exit codes of `kubectl aiops` (README "Exit codes"). */
 export const ExitCode = {

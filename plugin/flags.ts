@@ -2,8 +2,8 @@
 // none of its own to plugins): output format (with kubectl's `-o name` and `-o jsonpath=`),
 // request timeout, colour, and the connection and impersonation flags. Pure functions.
 
-import { parseGoDuration } from '../api/go-duration.ts';
-import type { ConnectionOverrides } from '../api/kube/overrides.ts';
+import { parseGoDuration } from '../lib/go-duration.ts';
+import type { ConnectionOverrides } from '../lib/kube/overrides.ts';
 import { GROUP, SINGULAR } from '../api/schema/common.ts';
 import { UsageError } from './errors.ts';
 import { JsonPathParseError, parseJsonPath, type JsonPathTemplate } from './jsonpath.ts';
@@ -101,7 +101,7 @@ export function parseOutput(value: string, command?: string): Output {
 }
 
 /**
- * The connection and impersonation flags as transport overrides (api/kube/overrides.ts).
+ * The connection and impersonation flags as transport overrides (lib/kube/overrides.ts).
  * Throws UsageError for what kubectl refuses too: `--insecure-skip-tls-verify` together with
  * `--certificate-authority`, and a `--server` that is no URL.
  */
@@ -133,7 +133,7 @@ export function connectionOverrides(g: GlobalOptions): ConnectionOverrides {
 
 /**
  * Parses `--request-timeout` as kubectl does: `0` means no timeout, a bare integer is
- * seconds, otherwise a Go duration like `1m30s` or `500ms` (api/go-duration.ts). Returns milliseconds.
+ * seconds, otherwise a Go duration like `1m30s` or `500ms` (lib/go-duration.ts). Returns milliseconds.
  */
 export function parseRequestTimeout(value: string): number {
   const v = value.trim();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { fromYaml } from '../api/yaml.ts';
+import { fromYaml } from '../lib/yaml.ts';
 import { age, jsonDoc, palette, table, terminalSafe, visible, visibleDeep, yamlDoc } from './format.ts';
 
 void test('age prints kubectl-style durations', () => {

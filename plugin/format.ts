@@ -6,7 +6,7 @@
 
 import Table from 'cli-table3';
 import { dump } from 'js-yaml';
-import { toYaml } from '../api/yaml.ts';
+import { toYaml } from '../lib/yaml.ts';
 import { CliError } from './errors.ts';
 import type { Output } from './flags.ts';
 import { executeJsonPath, JsonPathEvalError } from './jsonpath.ts';

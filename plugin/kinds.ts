@@ -1,7 +1,7 @@
 // The few built-in Kubernetes kinds the plugin reads or patches (Deployment, core Event,
 // Node, Lease, ControllerRevision), typed to the fields it uses, with their API coordinates.
 
-import type { ResourceType } from '../api/kube/resources.ts';
+import type { ResourceType } from '../lib/kube/resources.ts';
 
 /** apps/v1 Deployment: replica counts and conditions. */
 export interface DeploymentLike {

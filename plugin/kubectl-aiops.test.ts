@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
 import type { Condition } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { startCluster } from '../test/harness/cluster.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { APPROVE_ANNOTATION } from '../api/install.ts';
-import { ResourceClient } from '../api/kube/resources.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { deployment } from '../test/support/workloads.ts';

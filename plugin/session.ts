@@ -3,9 +3,9 @@
 // into messages that say whether the object, its namespace or the whole CRD is missing.
 
 import { AITaskClient } from '../api/aitask-client.ts';
-import { NotFoundError } from '../api/kube/errors.ts';
-import type { ConnectionOverrides } from '../api/kube/overrides.ts';
-import { KubeTransport, PLUGIN_USER_AGENT } from '../api/kube/transport.ts';
+import { NotFoundError } from '../lib/kube/errors.ts';
+import type { ConnectionOverrides } from '../lib/kube/overrides.ts';
+import { KubeTransport, PLUGIN_USER_AGENT } from '../lib/kube/transport.ts';
 import { CRD_NAME, GROUP } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { CliError } from './errors.ts';

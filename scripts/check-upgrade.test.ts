@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { crdOfRelease } from '../api/upgrade/crd-releases.ts';
-import { toYaml } from '../api/yaml.ts';
+import { toYaml } from '../lib/yaml.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const checkUpgrade = (...args: string[]) =>

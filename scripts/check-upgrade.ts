@@ -16,7 +16,7 @@ import {
   type CRDRelease,
 } from '../api/upgrade/crd-releases.ts';
 import { checkUpgrade, RULES } from '../api/upgrade/safety.ts';
-import { fromYaml } from '../api/yaml.ts';
+import { fromYaml } from '../lib/yaml.ts';
 
 const USAGE = 'usage: npm run check-upgrade [-- --candidate <next CRD .yaml>]\n';
 let candidatePath: string | undefined;

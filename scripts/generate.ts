@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCRD } from '../api/crd.ts';
-import { toYaml } from '../api/yaml.ts';
+import { toYaml } from '../lib/yaml.ts';
 import { DEFAULT_INSTALL } from '../api/install.ts';
 import { writeBundle } from './bundle.ts';
 import { CHART_DIR, currentChartFiles, writeChart } from './olm/helm.ts';

@@ -5,9 +5,9 @@
 
 import { aitaskResource } from '../aitask-client.ts';
 import { CRD_NAME } from '../schema/common.ts';
-import { ApiError, ConflictError, NotFoundError } from '../kube/errors.ts';
-import { CRD_RESOURCE, ResourceClient } from '../kube/resources.ts';
-import type { KubeTransport } from '../kube/transport.ts';
+import { ApiError, ConflictError, NotFoundError } from '../../lib/kube/errors.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 
 interface CRDView {
   metadata: { name: string; resourceVersion?: string };

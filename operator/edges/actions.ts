@@ -28,9 +28,9 @@ import {
   unmarkPatch,
   type MarkRelease,
 } from '../../api/cordon.ts';
-import { ConflictError, NotFoundError, TooManyRequestsError } from '../../api/kube/errors.ts';
-import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../api/kube/resources.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
+import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { cordonAllowed, type NodeState } from '../decision/caps.ts';
 

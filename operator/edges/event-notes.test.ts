@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../../api/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { freshNamespace } from '../../test/support/cluster.ts';
 import { clients } from '../../test/support/remediation.ts';
 import { cutUtf8, EventRecorder, NOTE_MAX_BYTES, REPORTING_CONTROLLER } from './events.ts';

@@ -6,11 +6,11 @@
 // note is shortened instead of refused.
 
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_PAGE_BYTES, pageSizeFor, ResourceClient } from '../../api/kube/resources.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import { DEFAULT_PAGE_BYTES, pageSizeFor, ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { microTime, Resources, type KubeEvent } from '../runtime/kinds.ts';
-import type { Logger } from '../../api/log.ts';
+import type { Logger } from '../../lib/log.ts';
 import type { EventSpec } from '../decision/vocabulary.ts';
 
 /** `reportingController` of every Event the operator writes. */

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freshNamespace } from '../../test/support/cluster.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { clients } from '../../test/support/remediation.ts';
 import { Actions } from './actions.ts';
 import { Resources, type Deployment, type Pod } from '../runtime/kinds.ts';

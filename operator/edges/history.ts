@@ -3,9 +3,9 @@
 // writes them (a tenant's role has no ControllerRevisions), and the pruning list is read in
 // pages whose answers are bounded (ResourceClient.listAll through ResourceClient.page).
 
-import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import { AlreadyExistsError, NotFoundError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import {
   buildRevision,
   DEFAULT_REVISION_LIMIT,

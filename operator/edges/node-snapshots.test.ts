@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { CORDONED_BY_ANNOTATION, type MarkedNode } from '../../api/cordon.ts';
-import { APISERVER_MAX_OBJECT_BYTES, DEFAULT_PAGE_BYTES } from '../../api/kube/resources.ts';
+import { APISERVER_MAX_OBJECT_BYTES, DEFAULT_PAGE_BYTES } from '../../lib/kube/resources.ts';
 import { NODE_PAGE_SIZE, NodeSnapshots, type NodePage } from './node-snapshots.ts';
 
 /** A fake node LIST of `count` nodes paged by the limit asked for; counts pages and lists. */

@@ -11,7 +11,7 @@
 // deletion) asks for a list begun after it (`readSince`), which readers share too.
 
 import { cordonState, type CordonState, type MarkedNode } from '../../api/cordon.ts';
-import { DEFAULT_PAGE_BYTES, pageSizeFor } from '../../api/kube/resources.ts';
+import { DEFAULT_PAGE_BYTES, pageSizeFor } from '../../lib/kube/resources.ts';
 
 /** Longest a node list is reused, in ms: 10 s (the shortest AITask interval the schema allows). */
 export const NODE_SNAPSHOT_MAX_AGE_MS = 10_000;

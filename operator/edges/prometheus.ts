@@ -4,7 +4,7 @@
 // Queries go over node:http with kept-alive connections: fetch allocated several times as
 // much per query, and with thousands of AITasks that garbage alone kept RSS ~60 MiB higher.
 // Every message lands in tenants' status and Events, so the URL in it is redacted
-// (api/redact.ts: no userinfo, no query string), error texts included.
+// (lib/redact.ts: no userinfo, no query string), error texts included.
 // Each query carries Prometheus' own `timeout` parameter, the client's timeout: a query the
 // operator gives up on is stopped by Prometheus too, instead of running on in its memory
 // (issue 30, item 8). The client waits a little longer than that, so what a task reports is
@@ -14,7 +14,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { MetricObservation } from '../decision/decide.ts';
 import { BoundedBody, DEFAULT_MAX_RESPONSE_BYTES } from '../runtime/bounded-body.ts';
-import { redactUrl, redactUrls } from '../../api/redact.ts';
+import { redactUrl, redactUrls } from '../../lib/redact.ts';
 
 /** Placeholders of the default query template. */
 export interface QueryTarget {

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { freshNamespace } from '../../test/support/cluster.ts';

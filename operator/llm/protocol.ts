@@ -9,7 +9,7 @@
 // a fixed reason, never by echoing its body. Pure.
 
 import { STATUS_CODES } from 'node:http';
-import { redactUrls } from '../../api/redact.ts';
+import { redactUrls } from '../../lib/redact.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { adviceSchema, checkAdvice, REASON_MAX_CHARS } from './answer-schema.ts';
 

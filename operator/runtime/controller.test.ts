@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import { createLogger } from '../../api/log.ts';
+import { createLogger } from '../../lib/log.ts';
 import { Controller, errorText, type Result } from './controller.ts';
 import { controllerMetrics } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';

@@ -7,10 +7,10 @@
 // a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
 // queue is idle, one full collection hands the burst's garbage back (release.ts).
 
-import { ConflictError } from '../../api/kube/errors.ts';
+import { ConflictError } from '../../lib/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
-import type { Logger } from '../../api/log.ts';
-import { LogOnce } from '../../api/log-once.ts';
+import type { Logger } from '../../lib/log.ts';
+import { LogOnce } from '../../lib/log-once.ts';
 import type { ControllerMetrics, ReconcileResult } from './metrics.ts';
 import type { WorkQueue } from './workqueue.ts';
 import { IdleRelease } from './release.ts';

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { List, ResourceClient, WatchEvent } from '../../api/kube/resources.ts';
+import type { List, ResourceClient, WatchEvent } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { eventually } from '../../test/harness/wait.ts';
 import { Informer, type Refusal } from './informer.ts';

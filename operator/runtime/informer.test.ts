@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { scratchCRD } from '../../test/support/scratch-crd.ts';

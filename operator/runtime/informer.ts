@@ -14,13 +14,13 @@
 
 import type { Registry } from 'prom-client';
 import { Counter, Gauge } from 'prom-client';
-import { GoneError, ApiError, NotFoundError } from '../../api/kube/errors.ts';
+import { GoneError, ApiError, NotFoundError } from '../../lib/kube/errors.ts';
 import {
   DEFAULT_PAGE_BYTES,
   pageSizeFor,
   type ResourceClient,
   type WatchEvent,
-} from '../../api/kube/resources.ts';
+} from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { StringPool } from './intern.ts';
 import { jsonBytes } from './trim.ts';

@@ -1,7 +1,7 @@
 // The slices of built-in Kubernetes kinds the operator reads and writes (Deployment, Pod,
 // Scale, Node, Lease, Event), with their resource coordinates. Only the fields used here.
 
-import type { ResourceType } from '../../api/kube/resources.ts';
+import type { ResourceType } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 
 /** metav1.LabelSelector. */

@@ -6,10 +6,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConflictError } from '../../api/kube/errors.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
-import { KubeTransport, type RequestOptions } from '../../api/kube/transport.ts';
-import { createLogger } from '../../api/log.ts';
+import { ConflictError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import { KubeTransport, type RequestOptions } from '../../lib/kube/transport.ts';
+import { createLogger } from '../../lib/log.ts';
 import { eventually } from '../../test/harness/wait.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { OPERATOR_LEASE, operatorKubeconfig } from '../../test/support/operator-identity.ts';

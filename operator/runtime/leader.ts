@@ -10,10 +10,10 @@
 // frozen (SIGSTOP, a long GC pause) knows it no longer leads the moment it runs again,
 // before any timer or reply tells it so.
 
-import { AlreadyExistsError, NotFoundError } from '../../api/kube/errors.ts';
-import { resourcePath, type ResourceClient } from '../../api/kube/resources.ts';
+import { AlreadyExistsError, NotFoundError } from '../../lib/kube/errors.ts';
+import { resourcePath, type ResourceClient } from '../../lib/kube/resources.ts';
 import { microTime, type Lease } from './kinds.ts';
-import type { Logger } from '../../api/log.ts';
+import type { Logger } from '../../lib/log.ts';
 
 /** Options of LeaderElector; durations in ms (defaults 15 000 / 10 000 / 2 000, as controller-runtime). */
 export interface LeaderElectionOptions {

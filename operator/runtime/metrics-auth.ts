@@ -14,7 +14,7 @@
 // - oversized headers are refused without a review.
 
 import { createHash } from 'node:crypto';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import { AddressPacer } from '../../lib/token-bucket.ts';
 
 /** What the filter answers: 200 lets the request through, anything else is sent as is. */

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import { ForbiddenError } from '../../api/kube/errors.ts';
-import { createLogger } from '../../api/log.ts';
+import { ForbiddenError } from '../../lib/kube/errors.ts';
+import { createLogger } from '../../lib/log.ts';
 import { Controller, type Result } from './controller.ts';
 import {
   controllerMetrics,

@@ -9,7 +9,7 @@
 // pkg/metrics/leaderelection.go). Nothing here knows of AITasks; the controller name is given.
 
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { RequestResult } from '../../api/kube/transport.ts';
+import type { RequestResult } from '../../lib/kube/transport.ts';
 
 /** controller-runtime's controller_runtime_reconcile_time_seconds buckets, in seconds (5 ms … 60 s). */
 export const RECONCILE_TIME_BUCKETS: readonly number[] = [
@@ -277,7 +277,7 @@ export class WorkQueueMetrics implements QueueObserver {
 
 /**
  * rest_client_requests_total{code,method,host} on `registry`: what to give the transport as
- * its `onResult` (api/kube/transport.ts). `code` is the HTTP status or `<error>` when none came
+ * its `onResult` (lib/kube/transport.ts). `code` is the HTTP status or `<error>` when none came
  * back, as client-go reports it.
  */
 export function restClientMetrics(registry: Registry): (result: RequestResult) => void {

@@ -15,8 +15,8 @@ import {
   LIST_FRAMING_BYTES,
   MAX_OBJECT_JSON_BYTES,
   pageResponseBytes,
-} from '../../api/kube/resources.ts';
-import { DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES } from '../../api/kube/transport.ts';
+} from '../../lib/kube/resources.ts';
+import { DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/kube/transport.ts';
 import {
   APISERVER_MAX_OBJECT_BYTES,
   DEPLOYMENT_PAGE_BYTES,

@@ -4,7 +4,7 @@
 // time. So once at least BURST_RECONCILES reconciles have finished since the last check and
 // the queue is idle (nothing queued, nothing in flight), the old generation is measured, and
 // only when it grew by GROWTH_BYTES or more since the last collection does one full
-// collection run RELEASE_DELAY_MS later (api/full-gc.ts). A steady trickle of reconciles
+// collection run RELEASE_DELAY_MS later (lib/full-gc.ts). A steady trickle of reconciles
 // (thousands of AITasks evaluated every interval) goes idle every few reconciles, so counting
 // alone ran a full collection every few seconds, each marking the whole heap to free little:
 // the growth test makes every forced collection free at least GROWTH_BYTES, and lets V8's
@@ -13,7 +13,7 @@
 // garbage, whatever the growth.
 
 import { getHeapSpaceStatistics } from 'node:v8';
-import { fullCollection } from '../../api/full-gc.ts';
+import { fullCollection } from '../../lib/full-gc.ts';
 
 /** Reconciles between two measurements of the heap while the queue goes idle. */
 export const BURST_RECONCILES = 100;

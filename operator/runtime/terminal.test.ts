@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { apiErrorFrom } from '../../api/kube/errors.ts';
+import { apiErrorFrom } from '../../lib/kube/errors.ts';
 import { terminalFailure } from './terminal.ts';
 
 test('Forbidden, Invalid and a kind that is not served are terminal; the rest may be retried', () => {

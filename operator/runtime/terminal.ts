@@ -3,7 +3,7 @@
 // a request on the usual backoff (5 ms doubling) only adds load; the controller and the
 // reconciler instead report it and try again after a long wait or when the spec changes.
 
-import { ForbiddenError, InvalidError, NotFoundError } from '../../api/kube/errors.ts';
+import { ForbiddenError, InvalidError, NotFoundError } from '../../lib/kube/errors.ts';
 
 /** Why a request can never succeed as it is. */
 export interface TerminalFailure {

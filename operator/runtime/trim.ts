@@ -10,7 +10,7 @@
 // (trimPod, trimReplicaSet). The page and cache budgets of the caches live here too.
 // Pure: objects in, new objects out; the input is not changed.
 
-import { APISERVER_MAX_OBJECT_BYTES, pageSizeFor } from '../../api/kube/resources.ts';
+import { APISERVER_MAX_OBJECT_BYTES, pageSizeFor } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import type { Deployment, LabelSelector, Pod } from './kinds.ts';
 

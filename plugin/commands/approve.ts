@@ -9,8 +9,8 @@
 // annotation.
 
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
-import { ConflictError, ForbiddenError } from '../../api/kube/errors.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ConflictError, ForbiddenError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { checkApproval, type ApprovalPlan, type LiveDeployment } from '../approval-plan.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
 import { visibleDeep } from '../format.ts';

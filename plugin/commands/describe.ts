@@ -2,8 +2,8 @@
 // (by involvedObject uid) and prints the describe view; without NAME, every AITask in the
 // namespace (or, with -A, the cluster).
 
-import { ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ForbiddenError, NotFoundError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import {
   describeView,

@@ -7,10 +7,10 @@
 // list nodes gets GETs of the first FALLBACK_LOOKUPS names only, LOOKUP_CONCURRENCY at a time
 // and none started after --request-timeout.
 
-import { boundedMap } from '../../api/bounded-map.ts';
+import { mapWithLimits } from '../../lib/bounded-concurrency.ts';
 import { cordonHeldBy, uncordonPatch } from '../../api/cordon.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../api/kube/errors.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { leaseLiveness, type Lease } from '../../api/leader.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
 import {
@@ -107,7 +107,7 @@ async function readNodes(
   } catch (err) {
     if (!(err instanceof ForbiddenError)) throw err;
   }
-  const run = await boundedMap(
+  const run = await mapWithLimits(
     names.slice(0, FALLBACK_LOOKUPS),
     { concurrency: LOOKUP_CONCURRENCY, deadlineMs: deadlineMs > 0 ? deadlineMs : Infinity },
     (n) => ifFound(client.get(undefined, n)),

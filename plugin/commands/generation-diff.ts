@@ -2,7 +2,7 @@
 // status.observedGeneration, and the field-level spec diff between two generations read
 // from the ControllerRevisions the operator keeps (api/revisions.ts). Exit 0 in sync, 1 differ.
 
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { revisionSelector, sortRevisions, type ControllerRevision } from '../../api/revisions.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { CliError, ExitCode, UsageError } from '../errors.ts';

@@ -2,9 +2,9 @@
 // Established condition, then every served version in discovery — what envtest does.
 
 import type { CustomResourceDefinition } from '../../api/crd.ts';
-import { NotFoundError } from '../../api/kube/errors.ts';
-import { CRD_RESOURCE, ResourceClient, retryOnConflict } from '../../api/kube/resources.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import { NotFoundError } from '../../lib/kube/errors.ts';
+import { CRD_RESOURCE, ResourceClient, retryOnConflict } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 
 interface CRDObject extends Omit<CustomResourceDefinition, 'metadata'> {
   metadata: CustomResourceDefinition['metadata'] & { resourceVersion?: string };

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { deploymentSpec, OPERATOR_LABELS } from '../olm/deployment.ts';
 import { PATHS } from '../olm/render.ts';
 import { alertDefs } from './alerts.ts';

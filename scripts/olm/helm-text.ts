@@ -5,7 +5,7 @@
 // the Go template text it carries: `helmExpr` stands for one scalar, `helmLines` for whole
 // lines at the marker's indentation (a list item, a map entry, a conditional block).
 
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 
 const EXPR = /'?@@helm-expr:([0-9a-f]+)@@'?/g;
 const LINES = /^( *)(?:- )?.*@@helm-lines:([0-9a-f]+)@@.*$/gm;

@@ -4,7 +4,7 @@
 // defaults is the plain install.
 
 import { OPERATOR_IMAGE_REPOSITORY } from '../../api/releases.ts';
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 import { deploymentSpec, disruptionBudget, LLM_SECRET, PORTS } from './deployment.ts';
 import { METRICS_NAMESPACE_SELECTOR } from './network-policy.ts';
 

@@ -19,7 +19,7 @@ import { buildCRD, type CustomResourceDefinition } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { RELEASES } from '../../api/releases.ts';
 import { CRD_NAME } from '../../api/schema/common.ts';
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 import { deploymentSpec, WEBHOOK_CERT_DIR, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { LLM_VALUE_FLAGS, PROMETHEUS_URL_REQUIRED, valuesYaml } from './helm-values.ts';
 import { helmBlock, helmExpr, helmLines, helmOptionalBlock, templateYaml } from './helm-text.ts';

@@ -5,7 +5,7 @@
 // implicit: a policy that denies every other ingress, and a webhook policy open to every
 // source, because the kube-apiserver is not a pod a selector can name.
 
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 import { OPERATOR_LABELS, PORTS } from './deployment.ts';
 
 /**

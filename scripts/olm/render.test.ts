@@ -11,7 +11,7 @@ import { loadAll } from 'js-yaml';
 import { VERSIONS } from '../../api/crd.ts';
 import { OPERATOR_CLUSTER_RULES, OPERATOR_NAMESPACE_RULES } from '../../api/rbac.ts';
 import { RELEASES, type Release } from '../../api/releases.ts';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { buildCSV } from './csv.ts';
 import { plainManifests } from './plain.ts';
 import { renderRelease } from './render.ts';

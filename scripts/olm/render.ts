@@ -7,7 +7,7 @@ import type { CustomResourceDefinition } from '../../api/crd.ts';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { csvName, DEFAULT_CHANNEL, PACKAGE_NAME, type Release } from '../../api/releases.ts';
 import { CRD_RELEASES, crdOfRelease, type CRDRelease } from '../../api/upgrade/crd-releases.ts';
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts';
 import { bundleBlob, channelBlobs, inlineBundleBlob, packageBlob } from './catalog.ts';
 import { buildCSV, type ClusterServiceVersion } from './csv.ts';

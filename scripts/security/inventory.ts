@@ -50,12 +50,12 @@ export const INPUT_PATHS: readonly InputPath[] = [
     class: 'apiserver call',
     what: 'every request to the apiserver (list, get, watch, write) goes through one transport',
     sites: [
-      'api/kube/transport.ts: http.request',
-      'api/kube/transport.ts: https.request',
-      'api/kube/resources.ts: this.list',
-      'api/kube/resources.ts: this.page',
-      'api/kube/resources.ts: this.transport.request',
-      'api/kube/resources.ts: this.transport.stream',
+      'lib/kube/transport.ts: http.request',
+      'lib/kube/transport.ts: https.request',
+      'lib/kube/resources.ts: this.list',
+      'lib/kube/resources.ts: this.page',
+      'lib/kube/resources.ts: this.transport.request',
+      'lib/kube/resources.ts: this.transport.stream',
     ],
     budgets: {
       bytes:
@@ -66,8 +66,8 @@ export const INPUT_PATHS: readonly InputPath[] = [
       time: '30 s per request unless the caller sets less; watches end with the apiserver’s timeoutSeconds',
       reach: APISERVER_ONLY,
     },
-    enforcedIn: ['api/kube/transport.ts', 'api/kube/retry-after.ts'],
-    provedBy: ['api/kube/transport.test.ts', 'api/kube/retry-after.test.ts'],
+    enforcedIn: ['lib/kube/transport.ts', 'lib/kube/retry-after.ts'],
+    provedBy: ['lib/kube/transport.test.ts', 'lib/kube/retry-after.test.ts'],
   },
   {
     id: 'aitasks',
@@ -112,7 +112,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       time: 'each page within the transport’s 30 s',
       reach: 'tenants (AITasks)',
     },
-    enforcedIn: ['api/kube/resources.ts', 'operator/mark-sweep.ts', 'api/upgrade/migrate.ts'],
+    enforcedIn: ['lib/kube/resources.ts', 'operator/mark-sweep.ts', 'api/upgrade/migrate.ts'],
     provedBy: ['operator/mark-sweep.test.ts', 'test/upgrade'],
   },
   {

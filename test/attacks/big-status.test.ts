@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test';
 import type { AITaskClient } from '../../api/aitask-client.ts';
 import { CORDONED_BY_ANNOTATION, CORDONED_BY_NAMESPACE_ANNOTATION } from '../../api/cordon.ts';
 import { buildCRD, type CustomResourceDefinition } from '../../api/crd.ts';
-import { InvalidError } from '../../api/kube/errors.ts';
+import { InvalidError } from '../../lib/kube/errors.ts';
 import { CONDITIONS_MAX_ITEMS, MESSAGE_MAX_LENGTH } from '../../api/schema/common.ts';
 import type { JSONSchemaProps } from '../../api/schema/infer.ts';
 import * as v1 from '../../api/schema/v1.ts';

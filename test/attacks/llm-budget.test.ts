@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { modelServer } from '../support/llm-model-server.ts';

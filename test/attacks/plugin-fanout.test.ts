@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../../api/cordon.ts';
 import { FINALIZER } from '../../api/install.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { CORDONED_NODES_MAX_ITEMS } from '../../api/schema/common.ts';
 import { apiserverRequests } from '../support/apiserver-requests.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';

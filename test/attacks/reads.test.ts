@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { metaTime } from '../../api/status/conditions.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';

@@ -14,7 +14,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { modelServer } from '../support/llm-model-server.ts';
 import { eventually } from '../support/operator.ts';

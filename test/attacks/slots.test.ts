@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
 import { metaTime } from '../../api/status/conditions.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';

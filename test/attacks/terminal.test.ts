@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { buildRevision } from '../../api/revisions.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Resources } from '../../plugin/kinds.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../../plugin/kubectl-run.ts';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CRD_NAME } from '../../api/schema/common.ts';
-import { CRD_RESOURCE, ResourceClient } from '../../api/kube/resources.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../lib/kube/resources.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { startPrometheusWithConfig, type Prometheus } from '../../scripts/lib/prometheus.ts';
 import { alertDefs } from '../../scripts/monitoring/alerts.ts';

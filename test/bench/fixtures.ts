@@ -4,8 +4,8 @@
 // metric, status, Event) and then rests. Also the watch that says when they have converged.
 
 import { AITaskClient } from '../../api/aitask-client.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Informer, objectKey } from '../../operator/runtime/informer.ts';
 import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';

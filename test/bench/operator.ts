@@ -8,7 +8,7 @@
 // Progress goes to stderr, results to stdout. The 10,000-object namespace is not cleaned up:
 // the environment is torn down after the run.
 
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 import { printTable } from './stats.ts';
 import type { Environment } from '../support/environment.ts';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator.ts';

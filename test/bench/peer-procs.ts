@@ -9,7 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { sleep } from './fixtures.ts';
 import { containerEnv } from './memory.ts';

@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';
@@ -105,7 +105,7 @@ function runners(ctx: RunnerContext, goBinary: string, variants: boolean): Runne
       bundleRunner({ ...ctx, bundle }, `  ${basename(bundle)}, as deployed`, image.nodeFlags, image.env),
     );
   if (!variants) return out;
-  // The flag the image's entrypoint dropped (api/full-gc.ts says why), so its cost stays measured.
+  // The flag the image's entrypoint dropped (lib/full-gc.ts says why), so its cost stays measured.
   out.push(bundleRunner(ctx, '  with --expose-gc', [...image.nodeFlags, '--expose-gc'], image.env));
   for (const flag of image.nodeFlags)
     out.push(

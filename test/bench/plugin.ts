@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { freshNamespace, KUBECONFIG_ENV, testAITasks, testTransport } from '../support/cluster.ts';
 import { Resources } from '../../plugin/kinds.ts';
 import {

@@ -8,7 +8,7 @@
 // (reconcile time, evaluation lateness) with their quantiles over a window.
 
 import { readFileSync } from 'node:fs';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { sleep } from './fixtures.ts';
 import { metricsText } from './peer-procs.ts';

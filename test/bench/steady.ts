@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_MAX_CONCURRENT_RECONCILES } from '../../operator/command.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';

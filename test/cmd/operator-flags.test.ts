@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { dump, load } from 'js-yaml';
 import type * as v2 from '../../api/schema/v2.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { findCondition } from '../../api/status/conditions.ts';
 import { freshNamespace, testKubeconfig } from '../support/cluster.ts';
 import { eventually, startOperatorProcess } from '../support/operator.ts';

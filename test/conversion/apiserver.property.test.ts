@@ -17,7 +17,7 @@ import { aitaskResource } from '../../api/aitask-client.ts';
 import { convert, type LooseAITask } from '../../api/conversion/convert.ts';
 import { objectSchema, VERSIONS, type VersionName } from '../../api/crd.ts';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../../api/install.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { GROUP } from '../../api/schema/common.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../support/arbitraries.ts';
 import { freshNamespace, testTransport } from '../support/cluster.ts';

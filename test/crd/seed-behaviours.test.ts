@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { aitaskResource } from '../../api/aitask-client.ts';
 import type { VersionName } from '../../api/crd.ts';
-import { InvalidError } from '../../api/kube/errors.ts';
-import { resourcePath } from '../../api/kube/resources.ts';
+import { InvalidError } from '../../lib/kube/errors.ts';
+import { resourcePath } from '../../lib/kube/resources.ts';
 import { metaTime } from '../../api/status/conditions.ts';
 import { freshNamespace, testAITasks, testTransport } from '../support/cluster.ts';
 

@@ -6,7 +6,7 @@ import { kubectlWith } from '../harness/kubectl.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { InvalidError } from '../../api/kube/errors.ts';
+import { InvalidError } from '../../lib/kube/errors.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import type { VersionName } from '../../api/crd.ts';
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { CustomResourceDefinition } from '../../api/crd.ts';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { dashboard } from '../../scripts/monitoring/dashboard.ts';
 import { jobName, monitoringObjects, serviceMonitor } from '../../scripts/monitoring/objects.ts';

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { alertDefs } from '../../scripts/monitoring/alerts.ts';
 import { jobName } from '../../scripts/monitoring/objects.ts';
 import { PATHS } from '../../scripts/olm/render.ts';

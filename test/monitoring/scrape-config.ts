@@ -6,7 +6,7 @@
 // the target (the operator process on 127.0.0.1, by port name), the token file (a token of
 // a ServiceAccount bound to aiops-metrics-reader) and the interval (1 s, so the test is quick).
 
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 
 interface Endpoint {
   readonly port: string;

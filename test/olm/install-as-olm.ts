@@ -8,9 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type { PolicyRule } from '../../api/rbac.ts';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { PATHS } from '../../scripts/olm/render.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { ROOT } from './validators.ts';

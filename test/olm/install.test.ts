@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NotFoundError } from '../../api/kube/errors.ts';
+import { NotFoundError } from '../../lib/kube/errors.ts';
 import type { PolicyRule } from '../../api/rbac.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import { startExporter, startPrometheus } from '../../scripts/lib/prometheus.ts';

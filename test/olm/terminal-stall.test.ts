@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { PolicyRule } from '../../api/rbac.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type Deployment } from '../../operator/runtime/kinds.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import { eventually, startOperatorProcess } from '../support/operator.ts';

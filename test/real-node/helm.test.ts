@@ -21,7 +21,7 @@ import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { LEADER_LEASE_NAME } from '../../api/leader.ts';
 import { operatorImage, RELEASES } from '../../api/releases.ts';
 import { CRD_RELEASES, crdOfRelease } from '../../api/upgrade/crd-releases.ts';
-import { toYaml } from '../../api/yaml.ts';
+import { toYaml } from '../../lib/yaml.ts';
 import { buildOperatorImage } from '../../scripts/image.ts';
 import { tagImage } from '../../scripts/lib/images.ts';
 import {

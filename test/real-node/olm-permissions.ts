@@ -4,7 +4,7 @@
 // that the two sides compare as sets.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 
 /** A PolicyRule as RBAC objects and the CSV hold it. */
 export interface Rule {

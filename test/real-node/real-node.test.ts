@@ -12,7 +12,7 @@ import * as http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { buildOperatorImage } from '../../scripts/image.ts';
 import {
   startExporter,

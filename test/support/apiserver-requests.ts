@@ -2,7 +2,7 @@
 // (how many node GETs or LISTs a command or the operator made), so the figure is the
 // server's, not what the client says it sent.
 
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 
 /** Which `apiserver_request_total` series to add up: every label given must match. */
 export interface RequestFilter {

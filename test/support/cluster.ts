@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { AITaskClient } from '../../api/aitask-client.ts';
 import type { VersionName } from '../../api/crd.ts';
-import { ResourceClient } from '../../api/kube/resources.ts';
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 
 /** Env var the runner sets to the admin kubeconfig of the shared cluster. */
 export const KUBECONFIG_ENV = 'AIOPS_TEST_KUBECONFIG';

@@ -13,7 +13,7 @@ import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { ensurePrometheus } from '../../scripts/lib/prometheus.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
-import { KubeTransport } from '../../api/kube/transport.ts';
+import { KubeTransport } from '../../lib/kube/transport.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { buildCRD } from '../../api/crd.ts';
 import { installOperatorIdentity, OPERATOR_KUBECONFIG_ENV } from './operator-identity.ts';

@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { LEADER_LEASE_NAME } from '../../api/leader.ts';
-import type { KubeTransport } from '../../api/kube/transport.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import { OPERATOR_CLUSTER_RULES, OPERATOR_NAMESPACE_RULES } from '../../api/rbac.ts';
 import { GROUP, PLURAL } from '../../api/schema/common.ts';
-import { fromYaml } from '../../api/yaml.ts';
+import { fromYaml } from '../../lib/yaml.ts';
 import { testTransport } from './cluster.ts';
 
 /** Env var the runner sets to the shipped-role kubeconfig of the shared cluster (environment.ts). */

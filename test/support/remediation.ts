@@ -3,7 +3,7 @@
 // Deployments and v2 AITasks the tests create. Each test still works in its own namespace.
 
 import { after, before } from 'node:test';
-import { ResourceClient } from '../../api/kube/resources.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import {
   Resources,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { boundedMap, someNames } from './bounded-map.ts';
+import { mapWithLimits, someNames } from './bounded-concurrency.ts';
 
-test('boundedMap (property): never more than `concurrency` calls in flight; every item done, in order', async () => {
+test('mapWithLimits (property): never more than `concurrency` calls in flight; every item done, in order', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(fc.nat(3), { maxLength: 40 }),
@@ -11,7 +11,7 @@ test('boundedMap (property): never more than `concurrency` calls in flight; ever
       async (delays, concurrency) => {
         let inFlight = 0;
         let most = 0;
-        const out = await boundedMap(delays, { concurrency, deadlineMs: Infinity }, async (d) => {
+        const out = await mapWithLimits(delays, { concurrency, deadlineMs: Infinity }, async (d) => {
           inFlight++;
           most = Math.max(most, inFlight);
           for (let i = 0; i < d; i++) await Promise.resolve();
@@ -29,10 +29,10 @@ test('boundedMap (property): never more than `concurrency` calls in flight; ever
   );
 });
 
-test('boundedMap: no call starts after the deadline; the rest is returned as left', async () => {
+test('mapWithLimits: no call starts after the deadline; the rest is returned as left', async () => {
   let clock = 0;
   const calls: number[] = [];
-  const out = await boundedMap(
+  const out = await mapWithLimits(
     [1, 2, 3, 4, 5, 6],
     { concurrency: 2, deadlineMs: 25, now: () => clock },
     (n) => {
@@ -49,10 +49,10 @@ test('boundedMap: no call starts after the deadline; the rest is returned as lef
   assert.deepEqual(out.left, [4, 5, 6]);
 });
 
-test('boundedMap: a failing call rejects the run and starts nothing more', async () => {
+test('mapWithLimits: a failing call rejects the run and starts nothing more', async () => {
   const calls: number[] = [];
   await assert.rejects(
-    boundedMap([1, 2, 3, 4], { concurrency: 1, deadlineMs: Infinity }, (n) => {
+    mapWithLimits([1, 2, 3, 4], { concurrency: 1, deadlineMs: Infinity }, (n) => {
       calls.push(n);
       return n === 2 ? Promise.reject(new Error('boom')) : Promise.resolve(n);
     }),

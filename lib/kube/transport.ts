@@ -13,15 +13,15 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { RELEASES } from '../releases.ts';
+import pkg from '../../package.json' with { type: 'json' };
 import { credentialSource, kubeconfigFiles } from './credential-source.ts';
 import type { CredentialSource } from './credentials.ts';
 import { ApiError, apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
 import { applyOverrides, hasOverrides, type ConnectionOverrides } from './overrides.ts';
 import { MAX_RETRY_AFTER_RETRIES, pause, retryAfterMs } from './retry-after.ts';
 
-/** This build's version: the newest release, which is package.json's version (api/releases.ts). */
-const VERSION = RELEASES.at(-1)?.version ?? '0.0.0';
+/** This build's version, package.json's (api/releases.ts keeps it the newest release). */
+const VERSION = pkg.version;
 /** User-Agent of the operator's requests (the transport's default): `aiops-operator/<version>`. */
 export const OPERATOR_USER_AGENT = `aiops-operator/${VERSION}`;
 /** User-Agent of the kubectl plugin's requests: `kubectl-aiops/<version>`. */

@@ -5,8 +5,8 @@
 // time and connections instead of one request per item at once or in sequence. Pure of I/O:
 // the caller brings the call; the clock is injectable for tests.
 
-/** Limits of one boundedMap run. */
-export interface BoundedMapLimits {
+/** Limits of one run of mapWithLimits. */
+export interface MapLimits {
   /** Calls in flight at once (at least 1). */
   readonly concurrency: number;
   /** No call starts once this many ms have passed since the run began (Infinity: no deadline). */
@@ -15,8 +15,8 @@ export interface BoundedMapLimits {
   readonly now?: () => number;
 }
 
-/** What a boundedMap run did: each started item's result, in input order, and the items never started. */
-export interface BoundedMapResult<T, R> {
+/** What a run of mapWithLimits did: each started item's result, in input order, and the items never started. */
+export interface MapLimitsResult<T, R> {
   readonly done: readonly { readonly item: T; readonly result: R }[];
   /** Items not started because the deadline passed first, in input order. */
   readonly left: readonly T[];
@@ -28,11 +28,11 @@ export interface BoundedMapResult<T, R> {
  * the transport's request timeout). No retries; the first call that rejects rejects the run
  * once the calls in flight have settled (no new call starts after it).
  */
-export async function boundedMap<T, R>(
+export async function mapWithLimits<T, R>(
   items: readonly T[],
-  limits: BoundedMapLimits,
+  limits: MapLimits,
   fn: (item: T) => Promise<R>,
-): Promise<BoundedMapResult<T, R>> {
+): Promise<MapLimitsResult<T, R>> {
   const now = limits.now ?? (() => performance.now());
   const until = now() + limits.deadlineMs;
   const results: ({ item: T; result: R } | undefined)[] = Array.from({ length: items.length });
