@@ -1,7 +1,9 @@
 // Lint rules for the whole package: strict typed TypeScript, no `any`, and the room
 // boundaries of the design, enforced by the local rule `aiops/rooms` below: lib/ (helpers any
 // room may use) imports only lib/ and package.json; api/ imports nothing of ours but lib/;
-// operator/, plugin/ and conversion-webhook/ import only api/ and lib/, never each other; cmd/ (the operator process) is where operator/ and conversion-webhook/ meet; and
+// operator/, plugin/ and conversion-webhook/ import only api/ and lib/, never each other;
+// cmd/ holds the three programs' entry points: the operator's is where operator/ and
+// conversion-webhook/ meet, the webhook's and the plugin's each build on their own room; and
 // inside operator/ the rooms of operator/README.md: the runtime knows nothing of AITasks,
 // the decision core does no I/O, the edges and the LLM advisor build on both.
 import { dirname, relative, resolve } from 'node:path';
@@ -21,6 +23,8 @@ const ROOMS = {
   'conversion-webhook/': ['conversion-webhook/', 'api/', 'lib/'],
   'plugin/': ['plugin/', 'api/', 'package.json', 'lib/'],
   'cmd/': ['cmd/', 'operator/', 'conversion-webhook/', 'api/', 'lib/'],
+  'cmd/webhook': ['conversion-webhook/', 'api/', 'lib/'],
+  'cmd/kubectl-aiops': ['plugin/', 'api/', 'lib/', 'package.json'],
   'operator/': ['operator/', 'api/', 'lib/'],
   'operator/runtime/': ['operator/runtime/', 'lib/', { path: 'api/schema/common.ts', names: ['ObjectMeta'] }],
   'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts', 'lib/'],

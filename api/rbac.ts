@@ -5,7 +5,7 @@
 // Forbidden in the install test, which runs the operator with exactly these rules.
 
 import { DEFAULT_INSTALL } from './install.ts';
-import { LEADER_LEASE_NAME } from './leader.ts';
+import { LEADER_LEASE_NAME } from '../lib/lease-liveness.ts';
 import { CRD_NAME, GROUP, PLURAL } from './schema/common.ts';
 
 /** A Kubernetes rbac.authorization.k8s.io/v1 PolicyRule. */
@@ -118,7 +118,7 @@ export const OPERATOR_NAMESPACE_RULES: readonly PolicyRule[] = [
   /**
    * The self-signed webhook certificate (`--self-signed-cert`, plain install;
    * conversion-webhook/cert-rotation.ts) and, in the same Secret, the conversion stash key
-   * (cmd/conversion-key.ts): created once when absent, so `create`, which cannot be bound to a
+   * (conversion-webhook/hosted/conversion-key.ts): created once when absent, so `create`, which cannot be bound to a
    * name either; then read, renewed and given the key by name only. One name for both keeps
    * the key readable under every release's role, the ones before the key included.
    */

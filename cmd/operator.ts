@@ -2,7 +2,7 @@
 // the operator from operator/ plus, when `--webhook-port` is set, the conversion
 // webhook from conversion-webhook/ in the same process (what OLM's webhookdefinitions
 // and the plain manifests expect), with the key that signs its conversion stash from a
-// Secret (cmd/conversion-key.ts), and with `--self-signed-cert` the certificate that
+// Secret (conversion-webhook/hosted/conversion-key.ts), and with `--self-signed-cert` the certificate that
 // webhook serves. It is the one place those rooms meet; neither imports the other.
 
 import { hostname } from 'node:os';
@@ -17,17 +17,17 @@ import {
   startWebhookServer,
   type WebhookServer,
 } from '../conversion-webhook/server.ts';
-import { certPathsIn, DEFAULT_CERT_DIR } from '../conversion-webhook/tls.ts';
+import { certPathsIn, DEFAULT_CERT_DIR } from '../lib/tls/serving.ts';
 import { createMetrics, type WebhookMetrics } from '../conversion-webhook/metrics.ts';
 import { migrateStorage, MigrationRefused } from '../api/upgrade/migrate.ts';
 import { ForbiddenError, InvalidError, UnauthorizedError } from '../lib/kube/errors.ts';
-import { operatorConditionRef, reportOperatorCondition } from './operator-condition.ts';
-import { followCertSecret } from './webhook-cert-secret.ts';
-import { firstConversionKey, provideConversionKey } from './conversion-key.ts';
-import { conversionCABundleKeeper } from './conversion-ca-bundle.ts';
-import { checkCABundleOnRejection } from './conversion-ca-check.ts';
-import { serviceOfCertSecret } from '../api/olm/ca-bundle.ts';
-import { metricsServingCert } from './metrics-cert.ts';
+import { operatorConditionRef, reportOperatorCondition } from '../operator/olm/operator-condition-writer.ts';
+import { followCertSecret } from '../conversion-webhook/hosted/webhook-cert-secret.ts';
+import { firstConversionKey, provideConversionKey } from '../conversion-webhook/hosted/conversion-key.ts';
+import { conversionCABundleKeeper } from '../conversion-webhook/hosted/conversion-ca-bundle.ts';
+import { checkCABundleOnRejection } from '../conversion-webhook/hosted/conversion-ca-check.ts';
+import { serviceOfCertSecret } from '../conversion-webhook/hosted/ca-bundle.ts';
+import { metricsServingCert } from '../operator/runtime/metrics-cert.ts';
 
 interface WebhookFlags {
   webhookPort?: number;

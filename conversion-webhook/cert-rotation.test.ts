@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { syncServingCert, type RotationOptions } from './cert-rotation.ts';
 import { startWebhookServer } from './server.ts';
-import { certPathsIn } from './tls.ts';
+import { certPathsIn } from '../lib/tls/serving.ts';
 import { createLogger } from '../lib/log.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
 import { freshNamespace, testTransport } from '../test/support/cluster.ts';

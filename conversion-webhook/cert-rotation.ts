@@ -10,7 +10,7 @@ import { AlreadyExistsError, ConflictError, NotFoundError } from '../lib/kube/er
 import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
-import { generateCA, inspectCert, issueServingCert } from './self-signed.ts';
+import { generateCA, inspectCert, issueServingCert } from '../lib/tls/self-signed.ts';
 
 interface Secret {
   apiVersion?: 'v1';
@@ -86,7 +86,7 @@ async function syncOnce(o: RotationOptions): Promise<string> {
     changed = true;
   }
   if (changed) {
-    // Other fields (the conversion stash key, cmd/conversion-key.ts) stay as they are.
+    // Other fields (the conversion stash key, conversion-webhook/hosted/conversion-key.ts) stay as they are.
     const data = {
       ...existing?.data,
       'ca.crt': b64(caCert),

@@ -47,7 +47,7 @@ import {
   readCertPair,
   watchCertPair,
   type CertPaths,
-} from './tls.ts';
+} from '../lib/tls/serving.ts';
 
 /**
  * Default largest request body: 8 MiB. The apiserver sends one ConversionReview per object it

@@ -1,6 +1,6 @@
 // The conversion stash key of the standalone webhook (`npm run webhook`), kept in a file so
 // a restarted webhook still reads the stashes it signed. The hosted webhook keeps its key
-// in a Secret instead (cmd/conversion-key.ts).
+// in a Secret instead (conversion-webhook/hosted/conversion-key.ts).
 
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -12,7 +12,7 @@ import { findCondition } from '../api/status/conditions.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
 import { KubeTransport } from '../lib/kube/transport.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import type { OperatorHealth } from '../api/olm/operator-condition.ts';
+import type { OperatorHealth } from './olm/operator-condition.ts';
 import { Actions } from './edges/actions.ts';
 import { Advisor } from './llm/advisor.ts';
 import { RemediationSlots } from './decision/caps.ts';
@@ -115,7 +115,7 @@ export interface OperatorOptions {
   /** Certificate and key file names in metricsCertPath (default tls.crt, tls.key). */
   readonly metricsCertName: string;
   readonly metricsCertKey: string;
-  /** The metrics serving certificate, and how it is renewed (cmd/metrics-cert.ts). */
+  /** The metrics serving certificate, and how it is renewed (operator/runtime/metrics-cert.ts). */
   readonly metricsTLS?: Pick<SecureMetrics, 'pair' | 'watch'>;
   /** Metrics of a component this process hosts (the conversion webhook), served on /metrics beside the operator's; none by default. */
   readonly hostedMetrics?: Registry;

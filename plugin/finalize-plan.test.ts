@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import type { Lease } from '../api/leader.ts';
+import type { Lease } from '../lib/lease-liveness.ts';
 import {
   judgeLeases,
   MAX_SKIPS_SHOWN,

@@ -9,7 +9,7 @@
 
 import { CORDONED_BY_ANNOTATION, cordonedBy, cordonHeldBy, markOf } from '../api/cordon.ts';
 import { FINALIZER } from '../api/install.ts';
-import { leaseLiveness, type Lease, type Liveness } from '../api/leader.ts';
+import { leaseLiveness, type Lease, type Liveness } from '../lib/lease-liveness.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { NodeLike } from './kinds.ts';
 

@@ -49,8 +49,14 @@ interface Entry {
 
 /** Every entry point, explicitly: a missing source file fails the build. */
 const ENTRIES: readonly Entry[] = [
-  { source: 'plugin/main.ts', out: 'plugin/main.mjs', what: 'the kubectl plugin', split: true, trim: true },
-  { source: 'conversion-webhook/main.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
+  {
+    source: 'cmd/kubectl-aiops.ts',
+    out: 'plugin/main.mjs',
+    what: 'the kubectl plugin',
+    split: true,
+    trim: true,
+  },
+  { source: 'cmd/webhook.ts', out: 'webhook.mjs', what: 'the conversion webhook' },
 ];
 
 /**
@@ -208,7 +214,7 @@ async function bundleSingleFile(): Promise<string> {
     format: 'cjs',
     sourcemap: false,
     legalComments: 'none',
-    entryPoints: [join(root, 'plugin/main.ts')],
+    entryPoints: [join(root, 'cmd/kubectl-aiops.ts')],
     outfile: out,
     plugins: [kubeConfigOnly, trimClientNode(undefined)],
   });

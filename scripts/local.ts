@@ -92,7 +92,7 @@ async function clusterUp(): Promise<string> {
 
 /**
  * The operator's own namespace, as an install creates it: the operator keeps its Lease and
- * the Secret with the key that signs the conversion stash there (cmd/conversion-key.ts), and
+ * the Secret with the key that signs the conversion stash there (conversion-webhook/hosted/conversion-key.ts), and
  * without that key no AITask that carries a field of another version reads at v1 or v1alpha1.
  * Already there (a second `npm start` on the same cluster) is fine: the key it holds stays.
  */

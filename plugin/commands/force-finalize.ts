@@ -11,7 +11,7 @@ import { mapWithLimits } from '../../lib/bounded-concurrency.ts';
 import { cordonHeldBy, uncordonPatch } from '../../api/cordon.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../lib/kube/errors.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
-import { leaseLiveness, type Lease } from '../../api/leader.ts';
+import { leaseLiveness, type Lease } from '../../lib/lease-liveness.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
 import {
   judgeLeases,

@@ -268,8 +268,8 @@ export const INPUT_PATHS: readonly InputPath[] = [
     class: 'apiserver call',
     what: 'the webhook’s serving certificate Secret and the conversion stash key',
     sites: [
-      'cmd/conversion-key.ts: ResourceClient(SECRETS)',
-      'cmd/webhook-cert-secret.ts: ResourceClient(SECRETS)',
+      'conversion-webhook/hosted/conversion-key.ts: ResourceClient(SECRETS)',
+      'conversion-webhook/hosted/webhook-cert-secret.ts: ResourceClient(SECRETS)',
       'conversion-webhook/cert-rotation.ts: ResourceClient(secretType)',
     ],
     budgets: {
@@ -281,21 +281,24 @@ export const INPUT_PATHS: readonly InputPath[] = [
       reach: 'the operator’s namespace: admins and the operator',
     },
     enforcedIn: [
-      'cmd/conversion-key.ts',
-      'cmd/webhook-cert-secret.ts',
+      'conversion-webhook/hosted/conversion-key.ts',
+      'conversion-webhook/hosted/webhook-cert-secret.ts',
       'conversion-webhook/cert-rotation.ts',
     ],
-    provedBy: ['cmd/conversion-key.test.ts', 'cmd/webhook-cert-secret.test.ts'],
+    provedBy: [
+      'conversion-webhook/hosted/conversion-key.test.ts',
+      'conversion-webhook/hosted/webhook-cert-secret.test.ts',
+    ],
   },
   {
     id: 'crd',
     class: 'apiserver call',
     what: 'the AITask CRD (caBundle, storedVersions) and the OLM OperatorCondition',
     sites: [
-      'cmd/conversion-ca-bundle.ts: ResourceClient(CRD_RESOURCE)',
-      'cmd/conversion-ca-check.ts: ResourceClient(CRD_RESOURCE)',
-      'cmd/operator-condition.ts: ResourceClient(CRD_RESOURCE)',
-      'cmd/operator-condition.ts: ResourceClient(OPERATOR_CONDITION)',
+      'conversion-webhook/hosted/conversion-ca-bundle.ts: ResourceClient(CRD_RESOURCE)',
+      'conversion-webhook/hosted/conversion-ca-check.ts: ResourceClient(CRD_RESOURCE)',
+      'operator/olm/operator-condition-writer.ts: ResourceClient(CRD_RESOURCE)',
+      'operator/olm/operator-condition-writer.ts: ResourceClient(OPERATOR_CONDITION)',
       'conversion-webhook/cert-rotation.ts: ResourceClient(CRD_RESOURCE)',
       'api/upgrade/migrate.ts: ResourceClient(CRD_RESOURCE)',
     ],
@@ -307,8 +310,14 @@ export const INPUT_PATHS: readonly InputPath[] = [
       time: 'within the transport’s 30 s',
       reach: 'cluster admins and OLM (cluster-scoped kinds)',
     },
-    enforcedIn: ['cmd/conversion-ca-check.ts', 'cmd/operator-condition.ts'],
-    provedBy: ['cmd/conversion-ca-bundle.test.ts', 'test/attacks/webhook-stranger-handshake.test.ts'],
+    enforcedIn: [
+      'conversion-webhook/hosted/conversion-ca-check.ts',
+      'operator/olm/operator-condition-writer.ts',
+    ],
+    provedBy: [
+      'conversion-webhook/hosted/conversion-ca-bundle.test.ts',
+      'test/attacks/webhook-stranger-handshake.test.ts',
+    ],
   },
   {
     id: 'webhook-port',

@@ -1,5 +1,5 @@
 // Webhook memory under load (issue 22, part of `npm run bench -- conversion`): the standalone
-// webhook (conversion-webhook/main.ts, run with the Node flags of the image's entrypoint),
+// webhook (cmd/webhook.ts, run with the Node flags of the image's entrypoint),
 // at its default body limit and caps, hit by N parallel ConversionReviews of the maximum
 // size. Prints, for each N, how many were answered 200, how many 429 (over the cap, with
 // Retry-After) and how many otherwise (408 past the request deadline), and the peak RSS (VmHWM) above the idle process — a fresh process per row, so
@@ -135,7 +135,7 @@ async function startWebhook(
     process.execPath,
     [
       ...runtime.nodeFlags,
-      'conversion-webhook/main.ts',
+      'cmd/webhook.ts',
       `--port=${port}`,
       '--bind-address=127.0.0.1',
       `--cert-dir=${certDir}`,

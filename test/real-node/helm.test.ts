@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { LEADER_LEASE_NAME } from '../../api/leader.ts';
+import { LEADER_LEASE_NAME } from '../../lib/lease-liveness.ts';
 import { operatorImage, RELEASES } from '../../api/releases.ts';
 import { CRD_RELEASES, crdOfRelease } from '../../api/upgrade/crd-releases.ts';
 import { toYaml } from '../../lib/yaml.ts';

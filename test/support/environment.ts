@@ -57,7 +57,7 @@ export async function startEnvironment(log: (line: string) => void, keep = false
     webhook = spawn(
       process.execPath,
       [
-        join(root, 'conversion-webhook/main.ts'),
+        join(root, 'cmd/webhook.ts'),
         '--port',
         String(port),
         '--bind-address',

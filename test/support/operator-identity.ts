@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { LEADER_LEASE_NAME } from '../../api/leader.ts';
+import { LEADER_LEASE_NAME } from '../../lib/lease-liveness.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import { OPERATOR_CLUSTER_RULES, OPERATOR_NAMESPACE_RULES } from '../../api/rbac.ts';
 import { GROUP, PLURAL } from '../../api/schema/common.ts';

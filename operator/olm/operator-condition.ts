@@ -9,8 +9,8 @@
 // place; if it judged that CRD (storedVersions [v1, v2] right after storage moved to v2) it
 // would report False and OLM would hold the very upgrade under way.
 
-import { PACKAGE_NAME } from '../releases.ts';
-import { CRD_RELEASES } from '../upgrade/crd-releases.ts';
+import { PACKAGE_NAME } from '../../api/releases.ts';
+import { CRD_RELEASES } from '../../api/upgrade/crd-releases.ts';
 
 /** A condition as OperatorCondition's `spec.conditions` holds it (metav1.Condition). */
 export interface OperatorConditionEntry {

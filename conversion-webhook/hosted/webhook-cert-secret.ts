@@ -8,13 +8,13 @@
 // rejected handshake when the apiserver says so: it ends the TLS handshake with an alert
 // when it does not trust the served certificate, and that alert triggers a read at once.
 // Each read also hands OLM's CA to `onCA`, which puts it back into the CRD when an
-// InstallPlan removed it (cmd/conversion-ca-bundle.ts) — the other reason the apiserver
+// InstallPlan removed it (conversion-webhook/hosted/conversion-ca-bundle.ts) — the other reason the apiserver
 // rejects the certificate.
 
-import type { Logger } from '../lib/log.ts';
-import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
-import type { KubeTransport } from '../lib/kube/transport.ts';
-import type { WebhookServer } from '../conversion-webhook/server.ts';
+import type { Logger } from '../../lib/log.ts';
+import { ResourceClient, type ResourceType } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
+import type { WebhookServer } from '../server.ts';
 
 const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { csvName } from '../releases.ts';
+import { csvName } from '../../api/releases.ts';
 import {
   healthConditions,
   mergeConditions,

@@ -3,7 +3,7 @@
 // the command line, and exits with its code. A closed stdout (`| head`) ends quietly.
 
 import { enableCompileCache } from 'node:module';
-import { run } from './program.ts';
+import { run } from '../plugin/program.ts';
 
 enableCompileCache();
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

@@ -13,13 +13,13 @@ import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { signStash } from '../api/conversion/stash.ts';
-import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../api/install.ts';
-import { ResourceClient } from '../lib/kube/resources.ts';
-import { createLogger } from '../lib/log.ts';
-import { startWebhookServer } from '../conversion-webhook/server.ts';
-import { createServingCert } from '../scripts/lib/certs.ts';
-import { freshNamespace, testTransport } from '../test/support/cluster.ts';
+import { signStash } from '../../api/conversion/stash.ts';
+import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../../api/install.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import { createLogger } from '../../lib/log.ts';
+import { startWebhookServer } from '../server.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
+import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { ensureConversionKey, firstConversionKey, KEY_DATA, provideConversionKey } from './conversion-key.ts';
 
 interface Secret {

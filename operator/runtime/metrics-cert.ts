@@ -7,9 +7,9 @@
 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readCertPair, watchCertPair } from '../conversion-webhook/tls.ts';
-import type { Logger } from '../lib/log.ts';
-import type { SecureMetrics } from '../operator/runtime/server.ts';
+import { readCertPair, watchCertPair } from '../../lib/tls/serving.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { SecureMetrics } from './server.ts';
 
 /** Where the metrics certificate comes from (the `--metrics-cert-*` flags). */
 export interface MetricsCertSource {
@@ -50,7 +50,7 @@ export async function metricsServingCert(
   }
   // Loaded only here, as the webhook's rotation is: the X.509 and ASN.1 libraries cost an
   // install that mounts its certificate start-up time and idle memory.
-  const { generateCA, issueServingCert } = await import('../conversion-webhook/self-signed.ts');
+  const { generateCA, issueServingCert } = await import('../../lib/tls/self-signed.ts');
   const ca = await generateCA();
   const leaf = await issueServingCert(ca, [hostname(), 'localhost', '127.0.0.1'], new Date(), 3650);
   return { pair: { cert: leaf.certPem, key: leaf.keyPem } };

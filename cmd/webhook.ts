@@ -5,11 +5,19 @@
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createLogger, parseLogLevel } from '../lib/log.ts';
-import { DEFAULT_BODY_TIMEOUT_BASE_MS } from './capacity.ts';
-import { serveMetrics } from './metrics-server.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS, startWebhookServer } from './server.ts';
-import { defaultStashKeyFile, loadOrCreateStashKey, STASH_KEY_FILE } from './stash-key.ts';
-import { certPathsIn, DEFAULT_CERT_DIR } from './tls.ts';
+import { DEFAULT_BODY_TIMEOUT_BASE_MS } from '../conversion-webhook/capacity.ts';
+import { serveMetrics } from '../conversion-webhook/metrics-server.ts';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_CONCURRENT_REVIEWS,
+  startWebhookServer,
+} from '../conversion-webhook/server.ts';
+import {
+  defaultStashKeyFile,
+  loadOrCreateStashKey,
+  STASH_KEY_FILE,
+} from '../conversion-webhook/stash-key.ts';
+import { certPathsIn, DEFAULT_CERT_DIR } from '../lib/tls/serving.ts';
 
 function int(name: string, min: number) {
   return (v: string): number => {

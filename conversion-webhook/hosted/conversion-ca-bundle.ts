@@ -3,13 +3,13 @@
 // OLM writes the CA back only once the new CSV installs, tens of seconds later; meanwhile
 // every read that needs conversion fails TLS verification. OLM keeps the CA across the
 // upgrade in the service-cert Secret the hosted webhook already follows
-// (cmd/webhook-cert-secret.ts), so on each read of it the running operator checks the CRD
-// and puts that CA back. The decision is api/olm/ca-bundle.ts.
+// (conversion-webhook/hosted/webhook-cert-secret.ts), so on each read of it the running operator checks the CRD
+// and puts that CA back. The decision is conversion-webhook/hosted/ca-bundle.ts.
 
-import type { Logger } from '../lib/log.ts';
-import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
-import type { KubeTransport } from '../lib/kube/transport.ts';
-import { caBundlePatch, type ConversionView, type WebhookService } from '../api/olm/ca-bundle.ts';
+import type { Logger } from '../../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
+import { caBundlePatch, type ConversionView, type WebhookService } from './ca-bundle.ts';
 
 /**
  * A function to call with the CA (base64 of its PEM, the Secret's `olmCAKey`): it reads CRD

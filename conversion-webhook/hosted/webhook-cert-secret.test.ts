@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
-import { createLogger } from '../lib/log.ts';
-import { ResourceClient } from '../lib/kube/resources.ts';
-import { startWebhookServer } from '../conversion-webhook/server.ts';
-import { createServingCert, type ServingCert } from '../scripts/lib/certs.ts';
-import { freshNamespace, testTransport } from '../test/support/cluster.ts';
-import { eventually } from '../test/support/operator.ts';
+import { createLogger } from '../../lib/log.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import { startWebhookServer } from '../server.ts';
+import { createServingCert, type ServingCert } from '../../scripts/lib/certs.ts';
+import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
+import { eventually } from '../../test/support/operator.ts';
 import { followCertSecret } from './webhook-cert-secret.ts';
 
 const quiet = createLogger('test', { level: 'error' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { leaseLiveness, type Lease } from './leader.ts';
+import { leaseLiveness, type Lease } from './lease-liveness.ts';
 
 const now = new Date('2026-01-01T12:00:00Z');
 const lease = (spec: NonNullable<Lease['spec']>): Lease => ({ metadata: { name: 'l' }, spec });

@@ -12,12 +12,12 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createServingCert } from '../scripts/lib/certs.ts';
 import { httpsCall } from '../test/support/https-call.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS } from './server.ts';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_REVIEWS } from '../conversion-webhook/server.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 function run(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, ['conversion-webhook/main.ts', ...args], {
+  return spawnSync(process.execPath, ['cmd/webhook.ts', ...args], {
     cwd: ROOT,
     encoding: 'utf8',
   });
@@ -53,13 +53,7 @@ test('--metrics-port serves the metrics over plain HTTP on loopback; the webhook
   const cert = createServingCert(dir);
   const child = spawn(
     process.execPath,
-    [
-      'conversion-webhook/main.ts',
-      '--port=0',
-      `--cert-dir=${dir}`,
-      '--metrics-port=0',
-      '--bind-address=127.0.0.1',
-    ],
+    ['cmd/webhook.ts', '--port=0', `--cert-dir=${dir}`, '--metrics-port=0', '--bind-address=127.0.0.1'],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   t.after(() => child.kill('SIGKILL'));

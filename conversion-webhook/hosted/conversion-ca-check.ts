@@ -6,13 +6,13 @@
 // the AIOpsConversionCertificateRejected alert needs both. Checks are paced (one per pause,
 // however many reject) and repeated while the mismatch lasts, so the gauge clears once fixed.
 
-import type { Logger } from '../lib/log.ts';
-import { CRD_RESOURCE, ResourceClient } from '../lib/kube/resources.ts';
-import type { KubeTransport } from '../lib/kube/transport.ts';
-import type { ConversionView } from '../api/olm/ca-bundle.ts';
-import { caBundleTrusts } from '../conversion-webhook/ca-trust.ts';
-import type { WebhookMetrics } from '../conversion-webhook/metrics.ts';
-import type { WebhookServer } from '../conversion-webhook/server.ts';
+import type { Logger } from '../../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
+import type { ConversionView } from './ca-bundle.ts';
+import { caBundleTrusts } from '../../lib/tls/ca-trust.ts';
+import type { WebhookMetrics } from '../metrics.ts';
+import type { WebhookServer } from '../server.ts';
 
 /** Shortest time between two checks of the CRD, in ms: 10 s. */
 export const CA_CHECK_PAUSE_MS = 10_000;

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isCertificateRejection } from './tls.ts';
+import { isCertificateRejection } from './serving.ts';
 
 test('isCertificateRejection: table of tlsClientError codes', () => {
   const cases: [string | undefined, boolean, string][] = [

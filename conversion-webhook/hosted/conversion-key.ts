@@ -12,13 +12,13 @@
 // client may retry; a controller's list or watch retries by itself).
 
 import { randomBytes } from 'node:crypto';
-import { MIN_KEY_BYTES } from '../api/conversion/stash.ts';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../lib/kube/errors.ts';
-import type { Logger } from '../lib/log.ts';
-import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
-import type { KubeTransport } from '../lib/kube/transport.ts';
-import type { PendingStashKey } from '../conversion-webhook/review.ts';
-import type { WebhookServer } from '../conversion-webhook/server.ts';
+import { MIN_KEY_BYTES } from '../../api/conversion/stash.ts';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../../lib/kube/errors.ts';
+import type { Logger } from '../../lib/log.ts';
+import { ResourceClient, type ResourceType } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
+import type { PendingStashKey } from '../review.ts';
+import type { WebhookServer } from '../server.ts';
 
 /** How often a conversion key that could not be read is tried again: 10 000 ms. */
 export const KEY_RETRY_MS = 10_000;

@@ -3,12 +3,12 @@
 // that OperatorCondition. The leader writes `Upgradeable` (from the AITask CRD, judged as
 // its own release's CRD) and `Available` / `Progressing` / `Degraded` (from its own state)
 // into spec.conditions; OLM copies them to status, holds an upgrade while `Upgradeable` is
-// False, and shows them to users. The decisions are in api/olm/operator-condition.ts.
+// False, and shows them to users. The decisions are in operator/olm/operator-condition.ts.
 // Not on OLM (the variable unset): nothing runs.
 
-import type { Logger } from '../lib/log.ts';
-import { CRD_RESOURCE, ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
-import type { KubeTransport } from '../lib/kube/transport.ts';
+import type { Logger } from '../../lib/log.ts';
+import { CRD_RESOURCE, ResourceClient, type ResourceType } from '../../lib/kube/resources.ts';
+import type { KubeTransport } from '../../lib/kube/transport.ts';
 import {
   healthConditions,
   mergeConditions,
@@ -17,8 +17,8 @@ import {
   type OperatorConditionEntry,
   type OperatorHealth,
   type StoredVersionsView,
-} from '../api/olm/operator-condition.ts';
-import { CRD_NAME } from '../api/schema/common.ts';
+} from './operator-condition.ts';
+import { CRD_NAME } from '../../api/schema/common.ts';
 
 const OPERATOR_CONDITION: ResourceType = {
   group: 'operators.coreos.com',

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createServingCert } from '../scripts/lib/certs.ts';
+import { createServingCert } from '../../scripts/lib/certs.ts';
 import { caBundleTrusts } from './ca-trust.ts';
 
 const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
