@@ -6,7 +6,8 @@
 // never stops a list, and no list holds more than its budget at once.
 
 import { ConflictError } from './errors.ts';
-import { ResponseTooLargeError, type KubeTransport, type PatchType } from './transport.ts';
+import { ResponseTooLargeError } from './bounded-read.ts';
+import type { KubeTransport, PatchType } from './transport.ts';
 
 /**
  * The largest object a default cluster stores, in bytes: 1.5 MiB, etcd's default

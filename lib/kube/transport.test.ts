@@ -4,9 +4,8 @@
 // fetched again once it expired, every request carries our User-Agent, and each request's
 // final outcome reaches `onResult` (what rest_client_requests_total counts). Answers past
 // their byte bound (a whole answer, a watch line) fail that request with ResponseTooLargeError
-// carrying the body's head, and the next request goes through; LineReader splits any chunking
-// of a stream into the same lines (property test); a list page past its bound is read again
-// one object at a time (ResourceClient.page).
+// carrying the body's head, and the next request goes through; a list page past its bound is
+// read again one object at a time (ResourceClient.page).
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -16,20 +15,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import fc from 'fast-check';
 import { UnauthorizedError } from './errors.ts';
 import { pageResponseBytes, ResourceClient } from './resources.ts';
 import {
   DEFAULT_MAX_LINE_BYTES,
   DEFAULT_MAX_RESPONSE_BYTES,
-  KubeTransport,
-  LineReader,
-  OPERATOR_USER_AGENT,
-  PLUGIN_USER_AGENT,
   RESPONSE_HEAD_BYTES,
   ResponseTooLargeError,
-  type RequestResult,
-} from './transport.ts';
+} from './bounded-read.ts';
+import { KubeTransport, OPERATOR_USER_AGENT, PLUGIN_USER_AGENT, type RequestResult } from './transport.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'aiops-transport-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -404,35 +398,6 @@ test('a stream line past maxResponseBytes ends the stream with ResponseTooLargeE
   const all: string[] = [];
   await t.stream({ path: '/watch', query: { bytes: 10 } }, (l) => all.push(l));
   assert.deepEqual(all, ['{"type":"ADDED"}', 'y'.repeat(10), '{"type":"NEVER"}']);
-});
-
-test('LineReader yields the same lines however the stream is cut into chunks, and refuses a line past its bound', () => {
-  fc.assert(
-    fc.property(
-      fc.array(
-        fc.string({ unit: 'grapheme', maxLength: 40 }).map((l) => l.replaceAll('\n', '')),
-        {
-          maxLength: 20,
-        },
-      ),
-      fc.array(fc.nat(), { maxLength: 10 }),
-      (lines, cuts) => {
-        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        const reader = new LineReader(1000);
-        const out: string[] = [];
-        let from = 0;
-        for (const p of [...points, bytes.length]) {
-          out.push(...reader.push(bytes.subarray(from, p)));
-          from = p;
-        }
-        assert.deepEqual(out, lines);
-      },
-    ),
-  );
-  const reader = new LineReader(8);
-  assert.deepEqual(reader.push(Buffer.from('12345678\n1234')), ['12345678']);
-  assert.throws(() => reader.push(Buffer.from('56789')), /longer than 8 bytes/);
 });
 
 test('a list page past its bound is read again as one object, and the list goes on from there', async () => {

@@ -1,23 +1,27 @@
-// The one wrapper around @kubernetes/client-node: it loads a kubeconfig (file, $KUBECONFIG
-// or in-cluster, any auth the library supports) and turns it into plain HTTPS requests
-// with typed errors and our User-Agent. Bearer credentials that change while the process
-// runs (a token file, an exec plugin's token) are read per request through credentials.ts,
-// and a request answered 401 is sent once more after reading them again; other auth (client
-// certificates, static tokens, the library's other auth providers) is fixed at load. A request
-// the apiserver refused with Retry-After (429, 5xx) is sent again as client-go does. Every body
-// it reads is bounded in bytes (a request's whole answer, a watch's each line): past the bound
-// the read stops and that request fails with ResponseTooLargeError, so no answer can grow the
-// process past its memory limit or a string past V8's length limit. Everything of ours talks
-// to the apiserver through this module, so the library's untyped surfaces stay here.
+// The one way our code talks to the apiserver: plain HTTPS requests with typed errors and our
+// User-Agent, over the connection connection.ts loads from a kubeconfig. Bearer credentials
+// that change while the process runs (a token file, an exec plugin's token) are read per
+// request, and a request answered 401 is sent once more after reading them again; other auth
+// is fixed at load. A request the apiserver refused with Retry-After (429, 5xx) is sent again
+// as client-go does. Every body it reads is bounded in bytes (bounded-read.ts: a request's
+// whole answer, a watch's each line): past the bound that request fails with
+// ResponseTooLargeError, so no answer can grow the process past its memory limit.
 
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
-import { credentialSource, kubeconfigFiles } from './credential-source.ts';
+import {
+  AnswerBody,
+  DEFAULT_MAX_LINE_BYTES,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  LineReader,
+  LineTooLong,
+  ResponseTooLargeError,
+} from './bounded-read.ts';
+import { loadConnection } from './connection.ts';
 import type { CredentialSource } from './credentials.ts';
-import { ApiError, apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
-import { applyOverrides, hasOverrides, type ConnectionOverrides } from './overrides.ts';
+import { apiErrorFrom, ServerError, UnauthorizedError } from './errors.ts';
+import type { ConnectionOverrides } from './overrides.ts';
 import { MAX_RETRY_AFTER_RETRIES, pause, retryAfterMs } from './retry-after.ts';
 
 /** This build's version, package.json's (api/releases.ts keeps it the newest release). */
@@ -35,43 +39,6 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   strategic: 'application/strategic-merge-patch+json',
   apply: 'application/apply-patch+yaml',
 };
-
-/**
- * Largest answer body `request` reads unless told otherwise, in bytes: 32 MiB. It holds the
- * largest JSON one stored object can be sent as (resources.ts MAX_OBJECT_JSON_BYTES, ~9 MiB)
- * and a list page sized by ResourceClient's page budget (16 MiB of objects), each with room
- * to spare, while staying far below V8's string limit (~512 MiB) and a few percent of the
- * shipped 384 MiB memory limit.
- */
-export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
-
-/**
- * Largest line `stream` reads unless told otherwise, in bytes: 10 MiB, one watch event of the
- * largest JSON a stored object can be sent as (resources.ts MAX_OBJECT_JSON_BYTES, ~9 MiB)
- * with its framing.
- */
-export const DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024;
-
-/** Bytes of a refused body kept in ResponseTooLargeError's `head`: 4 KiB. */
-export const RESPONSE_HEAD_BYTES = 4096;
-
-/**
- * A body (of a request, or one line of a stream) past its byte bound: the read stopped there
- * and the connection was closed. The request's error, never retried by the transport; the
- * caller may ask again for less (a smaller page) or refuse what it asked for.
- */
-export class ResponseTooLargeError extends ApiError {
-  /** The bound that was passed, in bytes. */
-  readonly maxBytes: number;
-  /** The first RESPONSE_HEAD_BYTES bytes of the body, as UTF-8 (a code point cut at the end reads as U+FFFD). */
-  readonly head: string;
-  constructor(path: string, maxBytes: number, head: string, what: string) {
-    const message = `${what} of ${path} is larger than ${maxBytes} bytes; not read`;
-    super(0, { message, reason: 'ResponseTooLarge' }, message);
-    this.maxBytes = maxBytes;
-    this.head = head;
-  }
-}
 
 export interface RequestOptions {
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -131,11 +98,6 @@ interface Answer {
   readonly retryAfter: string | undefined;
 }
 
-/** Thrown when the kubeconfig cannot be loaded or names an unknown context. */
-export class KubeConfigError extends Error {
-  override readonly name = 'KubeConfigError';
-}
-
 /** HTTPS access to one apiserver with the credentials of one kubeconfig context. */
 export class KubeTransport {
   /** Base URL of the apiserver, without a trailing slash. */
@@ -171,68 +133,14 @@ export class KubeTransport {
    * every minute; an exec plugin runs again when its token expires; both are read again after a 401.
    */
   static async create(opts: TransportOptions = {}): Promise<KubeTransport> {
-    const kc = new KubeConfig();
-    try {
-      if (opts.kubeconfig !== undefined) kc.loadFromFile(opts.kubeconfig);
-      else kc.loadFromDefault();
-    } catch (err) {
-      throw new KubeConfigError(
-        `cannot load kubeconfig ${opts.kubeconfig ?? ''}: ${(err as Error).message}`.replace('  ', ' '),
-      );
-    }
-    if (opts.context !== undefined) {
-      if (!kc.getContextObject(opts.context))
-        throw new KubeConfigError(`context "${opts.context}" does not exist in the kubeconfig`);
-      kc.setCurrentContext(opts.context);
-    }
-    const namespace = kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-    let impersonation: http.OutgoingHttpHeaders = {};
-    let staticToken = false;
-    if (opts.overrides !== undefined && hasOverrides(opts.overrides)) {
-      const effective = applyOverrides(
-        {
-          clusters: kc.getClusters(),
-          users: kc.getUsers(),
-          context: kc.getContextObject(kc.getCurrentContext()) ?? undefined,
-        },
-        opts.overrides,
-      );
-      kc.loadFromOptions({
-        clusters: [effective.cluster],
-        users: [effective.user],
-        contexts: [
-          { name: 'effective', cluster: effective.cluster.name, user: effective.user.name, namespace },
-        ],
-        currentContext: 'effective',
-      });
-      impersonation = Object.fromEntries(
-        Object.entries(effective.headers).map(([k, v]) => [k, typeof v === 'string' ? v : [...v]]),
-      );
-      staticToken = effective.staticToken;
-    }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster)
-      throw new KubeConfigError('no current cluster in the kubeconfig (set a context or KUBECONFIG)');
-    const requestOptions: https.RequestOptions = {};
-    let credentials: CredentialSource | undefined;
-    try {
-      await kc.applyToHTTPSOptions(requestOptions);
-      const headers = { ...(requestOptions.headers as http.OutgoingHttpHeaders | undefined) };
-      credentials = staticToken
-        ? undefined
-        : credentialSource(kc.getCurrentUser(), kubeconfigFiles(opts.kubeconfig));
-      if (credentials !== undefined) delete headers['Authorization'];
-      requestOptions.headers = {
-        ...headers,
-        ...impersonation,
-        'User-Agent': opts.userAgent ?? OPERATOR_USER_AGENT,
-      };
-    } catch (err) {
-      throw new KubeConfigError(`cannot load credentials: ${(err as Error).message}`);
-    }
-    requestOptions.agent = keepAlive(requestOptions.agent);
+    const { server, namespace, requestOptions, credentials } = await loadConnection({
+      kubeconfig: opts.kubeconfig,
+      context: opts.context,
+      overrides: opts.overrides,
+      userAgent: opts.userAgent ?? OPERATOR_USER_AGENT,
+    });
     return new KubeTransport(
-      cluster.server.replace(/\/+$/, ''),
+      server,
       namespace,
       requestOptions,
       opts.timeoutMs ?? 30_000,
@@ -337,7 +245,7 @@ export class KubeTransport {
         const status = res.statusCode ?? 0;
         onStatus(status);
         if (status < 200 || status >= 300) {
-          const body = new Body(DEFAULT_MAX_RESPONSE_BYTES);
+          const body = new AnswerBody(DEFAULT_MAX_RESPONSE_BYTES);
           res.on('data', (c: Buffer) => {
             if (body.push(c)) return;
             reject(new ResponseTooLargeError(opts.path, body.maxBytes, body.head(), 'the answer'));
@@ -392,7 +300,9 @@ export class KubeTransport {
       };
       const timeoutMs = opts.timeoutMs ?? this.#timeoutMs;
       const req = this.#open(opts, payload, authorization, (res) => {
-        let body: Body | undefined = new Body(opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+        let body: AnswerBody | undefined = new AnswerBody(
+          opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+        );
         res.on('data', (c: Buffer) => {
           if (body === undefined || body.push(c)) return;
           const refused = new ResponseTooLargeError(opts.path, body.maxBytes, body.head(), 'the answer');
@@ -444,111 +354,6 @@ export class KubeTransport {
     return url.protocol === 'http:'
       ? http.request(url, base, onResponse)
       : https.request(url, base, onResponse);
-  }
-}
-
-/** Free sockets are closed after this many ms idle, well before the apiserver's 90 s idle timeout. */
-const IDLE_SOCKET_MS = 30_000;
-
-/**
- * The library's plain agent without keep-alive opens a TLS connection (handshake, secure
- * context, buffers) for every request: slow, and the churn of native memory keeps a busy
- * controller's RSS hundreds of MiB high. Reuse connections instead; proxy agents stay as they are.
- */
-function keepAlive(agent: http.RequestOptions['agent']): http.RequestOptions['agent'] {
-  if (!(agent instanceof http.Agent)) return agent;
-  const { options } = agent as http.Agent & { options: https.AgentOptions };
-  const reuse = { ...options, keepAlive: true, timeout: IDLE_SOCKET_MS };
-  if (agent.constructor === https.Agent) return new https.Agent(reuse);
-  if (agent.constructor === http.Agent) return new http.Agent(reuse);
-  return agent;
-}
-
-/** The chunks of one body, at most `maxBytes` bytes in all, decoded once whole. */
-class Body {
-  readonly maxBytes: number;
-  readonly #chunks: Buffer[] = [];
-  #size = 0;
-  constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
-  }
-
-  /** Adds a chunk; false (and nothing kept) once the body is past `maxBytes`. */
-  push(chunk: Buffer): boolean {
-    if (this.#size + chunk.length > this.maxBytes) {
-      this.#chunks.push(chunk.subarray(0, Math.max(0, RESPONSE_HEAD_BYTES - this.#size)));
-      this.#size = this.maxBytes + 1;
-      return false;
-    }
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-    return true;
-  }
-
-  /** The first RESPONSE_HEAD_BYTES bytes, as UTF-8. */
-  head(): string {
-    return headOf(this.#chunks);
-  }
-
-  text(): string {
-    return Buffer.concat(this.#chunks).toString('utf8');
-  }
-}
-
-/** The first RESPONSE_HEAD_BYTES bytes of `chunks`, as UTF-8. */
-function headOf(chunks: readonly Buffer[]): string {
-  const out: Buffer[] = [];
-  let n = 0;
-  for (const c of chunks) {
-    if (n >= RESPONSE_HEAD_BYTES) break;
-    const part = c.subarray(0, RESPONSE_HEAD_BYTES - n);
-    out.push(part);
-    n += part.length;
-  }
-  return Buffer.concat(out).toString('utf8');
-}
-
-/** A line past LineReader's bound: its first bytes. */
-class LineTooLong extends Error {
-  readonly maxBytes: number;
-  readonly head: string;
-  constructor(maxBytes: number, head: string) {
-    super(`line longer than ${maxBytes} bytes`);
-    this.maxBytes = maxBytes;
-    this.head = head;
-  }
-}
-
-/**
- * Splits a byte stream into newline-terminated UTF-8 lines of at most `maxBytes` bytes each
- * (the newline not counted); a longer line throws LineTooLong. Lines are cut on bytes: a
- * newline byte is never part of a multi-byte UTF-8 sequence.
- */
-export class LineReader {
-  readonly maxBytes: number;
-  #parts: Buffer[] = [];
-  #size = 0;
-  constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
-  }
-
-  /** The lines `chunk` completes, in order; the rest is kept for the next chunk. */
-  push(chunk: Buffer): string[] {
-    const lines: string[] = [];
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(10, start);
-      const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
-      if (this.#size + piece.length > this.maxBytes)
-        throw new LineTooLong(this.maxBytes, headOf([...this.#parts, piece]));
-      if (piece.length > 0) this.#parts.push(piece);
-      this.#size += piece.length;
-      if (nl < 0) return lines;
-      lines.push(Buffer.concat(this.#parts, this.#size).toString('utf8'));
-      this.#parts = [];
-      this.#size = 0;
-      start = nl + 1;
-    }
   }
 }
 

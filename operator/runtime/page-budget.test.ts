@@ -16,7 +16,7 @@ import {
   MAX_OBJECT_JSON_BYTES,
   pageResponseBytes,
 } from '../../lib/kube/resources.ts';
-import { DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/kube/transport.ts';
+import { DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/kube/bounded-read.ts';
 import {
   APISERVER_MAX_OBJECT_BYTES,
   DEPLOYMENT_PAGE_BYTES,
