@@ -30,7 +30,6 @@ import {
   type Refusal,
 } from './runtime/informer.ts';
 import {
-  CACHE_TRIM_ENV,
   DEPLOYMENT_CACHE_BYTES,
   DEPLOYMENT_NAMESPACE_CACHE_BYTES,
   DEPLOYMENT_PAGE_SIZE,
@@ -221,7 +220,6 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     };
   const tasks = new AITaskClient(transport, 'v2');
   // Caches keep only what the operator reads, and refuse objects still too large (trim.ts).
-  const trim = process.env[CACHE_TRIM_ENV] !== 'off';
   const onRefused =
     (kind: string, then?: (obj: KubeObject) => void) =>
     (obj: KubeObject, bytes: number, refusal: Refusal): void => {
@@ -252,7 +250,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
     ...(o.namespace !== undefined ? { namespace: o.namespace } : {}),
     ...(o.watchLabelSelector !== undefined ? { labelSelector: o.watchLabelSelector } : {}),
     indexers: { target: targetKeys },
-    ...(trim ? { transform: trimCustomObject([APPROVE_ANNOTATION]), ...bounded('aitasks') } : {}),
+    transform: trimCustomObject([APPROVE_ANNOTATION]),
+    ...bounded('aitasks'),
     pageSize: TASK_PAGE_SIZE,
     onError: onError('aitasks'),
     // The CRD may come after the operator (npm start installs it once the hosted webhook

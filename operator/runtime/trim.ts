@@ -97,13 +97,6 @@ export const MAX_PODS_CONSIDERED = 1000;
  */
 export const POD_PAGE_BYTES = 16 * 1024 * 1024;
 
-/**
- * Environment variable that, set to `off`, caches AITasks as before this transform (only
- * managedFields and last-applied-configuration dropped, no size bound): the baseline of
- * `npm run bench -- memory`. Unset in every deployment.
- */
-export const CACHE_TRIM_ENV = 'AIOPS_CACHE_TRIM';
-
 /** Size of `obj` as JSON text, in UTF-8 bytes: what the cache-size metric adds up. */
 export function jsonBytes(obj: unknown): number {
   return Buffer.byteLength(JSON.stringify(obj));

@@ -5,17 +5,18 @@
 // with 1,000 and then 10,000 AITasks and their Deployments cached and converged, and the
 // webhook's RSS after a 10,000-object ConversionReview (what a first LIST at v1 sends) —
 // each next to an idle Node HTTP server started the same way in the same run (the floor),
-// with the issue-16 targets — and RSS with 1,500 AITasks each carrying a 250 KiB annotation
-// (issue 22's crash-loop), cached trimmed (as shipped) and untrimmed (AIOPS_CACHE_TRIM=off,
-// the cache before operator/runtime/trim.ts) in the same run, with their ratio. Progress goes
-// to stderr, results to stdout.
+// with its targets — and RSS with 1,500 AITasks each carrying a 250 KiB annotation, cached
+// trimmed (as shipped) and untrimmed (a second bundle built with untrimmed-cache.ts in place
+// of operator/runtime/trim.ts) in the same run, with their ratio. Progress goes to stderr,
+// results to stdout.
 
 import * as https from 'node:https';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 import fc from 'fast-check';
 import { KubeTransport } from '../../lib/kube/transport.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
@@ -25,7 +26,6 @@ import { startPrometheus } from '../../scripts/lib/prometheus.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
 import type { Environment } from '../support/environment.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { CACHE_TRIM_ENV } from '../../operator/runtime/trim.ts';
 import { clients, converged, mib, namespace, pool, populate, sayer, secs, sleep } from './fixtures.ts';
 import { median, ms, printTable } from './stats.ts';
 
@@ -40,10 +40,24 @@ const MANY = 10_000;
 /** Objects in the ConversionReview sent to the hosted webhook. */
 const REVIEW_N = 10_000;
 const MiB = 2 ** 20;
-/** AITasks of the oversized measure, each with an OVERSIZED_BYTES annotation (issue 22). */
+/** AITasks of the oversized measure, each with an OVERSIZED_BYTES annotation. */
 const OVERSIZED = 1500;
 /** 250 KiB: just under the apiserver's 256 KiB limit on an object's annotations. */
 const OVERSIZED_BYTES = 250 * 1024;
+
+const TRIM_MODULE = join(root, 'operator/runtime/trim.ts');
+const UNTRIMMED_MODULE = join(root, 'test/bench/untrimmed-cache.ts');
+/** esbuild plugin: every import of trim.ts but untrimmed-cache.ts's own resolves to untrimmed-cache.ts. */
+const untrimmedCache: Plugin = {
+  name: 'untrimmed-cache',
+  setup(b) {
+    b.onResolve({ filter: /trim\.ts$/ }, (args) =>
+      args.importer !== UNTRIMMED_MODULE && resolve(args.resolveDir, args.path) === TRIM_MODULE
+        ? { path: UNTRIMMED_MODULE }
+        : undefined,
+    );
+  },
+};
 
 /**
  * How the image's runtime stage runs Node (after the last `FROM`): its `ENV` lines and the
@@ -178,7 +192,7 @@ function oversizedRow(
   return [
     `RSS, ${OVERSIZED} AITasks with ${OVERSIZED_BYTES / 1024} KiB annotations cached (trimmed)`,
     show(trimmed),
-    `untrimmed (${CACHE_TRIM_ENV}=off): ${show(untrimmed)}`,
+    `untrimmed: ${show(untrimmed)}`,
     typeof trimmed === 'string' || typeof untrimmed === 'string'
       ? ''
       : `${(trimmed.rss / untrimmed.rss).toFixed(2)}x untrimmed`,
@@ -205,15 +219,16 @@ export async function bench(env: Environment, only?: 'oversized'): Promise<void>
   const c = clients(await KubeTransport.create({ kubeconfig }));
   const prometheus = await startPrometheus([]);
   const running = new Set<Proc>();
+  /** The operator of bundle `main` (default: as shipped) on `ns`, once ready. */
   const operator = async (
     ns: string,
-    extraEnv: Record<string, string> = {},
+    main = bundle,
   ): Promise<Proc & { webhookPort: number; metricsPort: number }> => {
     const [metrics = 0, health = 0, webhook = 0] = await freePorts(3);
     const p = await spawnReady(
       [
         ...image.nodeFlags,
-        bundle,
+        main,
         `--kubeconfig=${kubeconfig}`,
         `--namespace=${ns}`,
         '--leader-elect',
@@ -227,7 +242,7 @@ export async function bench(env: Environment, only?: 'oversized'): Promise<void>
         `--prometheus-url=${prometheus.url}`,
         '--log-level=warn',
       ],
-      { ...image.env, ...extraEnv },
+      image.env,
       `http://127.0.0.1:${health}/readyz`,
     );
     running.add(p);
@@ -247,10 +262,10 @@ export async function bench(env: Environment, only?: 'oversized'): Promise<void>
     );
     say(`${OVERSIZED} AITasks with ${OVERSIZED_BYTES / 1024} KiB annotations in ${bigNs}`);
     /** RSS once the operator has all of bigNs cached, or why it could not (it exited). */
-    const cachedRss = async (trim: boolean): Promise<{ rss: number; cacheBytes: number } | string> => {
+    const cachedRss = async (main: string): Promise<{ rss: number; cacheBytes: number } | string> => {
       let p;
       try {
-        p = await operator(bigNs, trim ? {} : { [CACHE_TRIM_ENV]: 'off' });
+        p = await operator(bigNs, main);
       } catch (err) {
         return `never ready: ${(err as Error).message.slice(0, 200)}`;
       }
@@ -273,8 +288,9 @@ export async function bench(env: Environment, only?: 'oversized'): Promise<void>
         running.delete(p);
       }
     };
-    const trimmed = await cachedRss(true);
-    const untrimmed = await cachedRss(false);
+    await bundleOperator(join(dir, 'operator-untrimmed'), [untrimmedCache]);
+    const trimmed = await cachedRss(bundle);
+    const untrimmed = await cachedRss(join(dir, 'operator-untrimmed', OPERATOR_MAIN));
     say(`oversized: trimmed ${JSON.stringify(trimmed)}, untrimmed ${JSON.stringify(untrimmed)}`);
     return [trimmed, untrimmed] as const;
   };
