@@ -1,4 +1,4 @@
-// Every field of the AITask CRD is bounded (issue 30): the generated CRD files, every
+// Every field of the AITask CRD is bounded: the generated CRD files, every
 // version, spec and status, walked recursively (api/schema/unbounded.ts says what counts).
 // A field added without a bound fails here; the walker is itself shown to find an
 // unbounded field added anywhere in the real schemas. And what the operator writes is cut

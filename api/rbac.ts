@@ -1,7 +1,7 @@
 // The operator's RBAC, stated once: the OLM bundle's CSV (permissions/clusterPermissions)
 // and the plain install manifests (Role/ClusterRole) are both generated from these lists, so
 // the two install paths grant exactly the same access. Each rule names the operator call
-// that needs it (DESIGN §4); a call the operator makes without a rule here fails with
+// that needs it; a call the operator makes without a rule here fails with
 // Forbidden in the install test, which runs the operator with exactly these rules.
 
 import { DEFAULT_INSTALL } from './install.ts';

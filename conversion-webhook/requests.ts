@@ -269,8 +269,8 @@ export function internalError(res: ServerResponse, ctx: Ctx, uid: string, err: u
 
 /**
  * Request bodies from this size on (a 1 MiB review holds ~2,500 objects) leave garbage in the
- * old generation: ~60 MiB after a 10,000-object review, which an otherwise idle process
- * keeps resident, since only a full collection hands it back and nothing else triggers one.
+ * old generation (tens of MiB after a 10,000-object review: docs/benchmarks.md), which an
+ * otherwise idle process keeps resident, since only a full collection hands it back and nothing else triggers one.
  */
 const LARGE_REVIEW_BYTES = 1024 * 1024;
 

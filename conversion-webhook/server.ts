@@ -55,8 +55,8 @@ import {
  * response holding every object of it not at the wanted version, so a LIST's review grows
  * with the list; 8 MiB converts any single object with room to spare and a LIST at another
  * version of ~19,000 AITasks of ~430 bytes (~2,300 of 3.5 KiB). Answering a review peaks at
- * ~10 times its body in RSS (measured: +76 MiB for one 8 MiB review), so the 32 MiB it used
- * to be could take the 384 MiB container past its limit by itself.
+ * ~10 times its body in RSS (docs/benchmarks.md), so a limit a few times larger could take the
+ * 384 MiB container past its limit by itself.
  */
 export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -69,7 +69,7 @@ export const DEFAULT_MAX_CONCURRENT_REVIEWS = 8;
 
 /**
  * Default byte budget of the reviews in flight: 10 MiB, one of the largest at a time (which
- * peaks near +80 MiB of RSS; two at once measured +157 MiB, too close to the 384 MiB container
+ * peaks near +80 MiB of RSS; two at once near twice that, too close to the 384 MiB container
  * beside the operator's caches) and 2 MiB beside it for single-object reviews (an object is at
  * most 1.5 MiB). Conversion runs on one thread, so a second large review waits its turn (429,
  * retried by the apiserver a second later) at no cost in throughput.

@@ -21,8 +21,8 @@ import {
 
 /**
  * How often the nodejs_eventloop_lag_* series sample the event loop's delay, in ms. prom-client's
- * default, 10 ms, is a timer waking the process 100 times a second whatever it does: 3-5 ms of
- * CPU a second (measured), a sixth of what 300 AITasks in steady state cost. Every 100 ms still
+ * default, 10 ms, is a timer waking the process 100 times a second whatever it does, a CPU cost
+ * of the order of a steady state's (docs/benchmarks.md). Every 100 ms still
  * catches a blocked loop within a scrape interval.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;

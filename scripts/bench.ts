@@ -1,4 +1,4 @@
-// `npm run bench`: performance measured side by side (DESIGN §9). Starts the shared
+// `npm run bench`: performance measured side by side. Starts the shared
 // environment once and runs each section, which prints its numbers and its ratio
 // against a baseline measured in the same run. Never used as a pass/fail gate.
 //

@@ -1,4 +1,4 @@
-// Table tests: one row per line of the DESIGN §3 mapping table, plus the guarded-restore
+// Table tests: one row per field mapping between v1alpha1, v1 and v2, plus the guarded-restore
 // rules (an edit through an old version wins over stashed data) and bad input.
 
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Conversion benchmarks (DESIGN §9): ConversionReviews of 1, 100 and 1,500 objects
+// Conversion benchmarks: ConversionReviews of 1, 100 and 1,500 objects
 // against the real HTTPS webhook, compared with same-version reviews (protocol cost
 // only) in the same run; and on the real apiserver, a LIST of 10,000 AITasks at v1
 // (through the webhook) against the same LIST at the storage version v2; and the webhook's

@@ -1,4 +1,4 @@
-// Bench section `peer` (issue 25): the operator as deployed against a Go controller-runtime
+// Bench section `peer`: the operator as deployed against a Go controller-runtime
 // operator doing the same first-reconcile requests (test/bench/go-peer), on one cluster in
 // one run. For the bundle with the image's Node flags and environment (Dockerfile), the
 // bundle without each of them, and the Go peer: start → /readyz 200 and RSS idle (median of
@@ -6,7 +6,7 @@
 // all converged) at 1 worker (deployed and Go only) and at 4, RSS 3 s after the 1,000 converged, the apiserver's requests per AITask,
 // and with AIOPS_BENCH_PEER_MANY=1 RSS after converging 10,000 (deployed and Go, after every
 // other run; slow on 2 cores).
-// Every figure is printed as a ratio to the Go figure of the same run, next to issue 25's
+// Every figure is printed as a ratio to the Go figure of the same run, next to its
 // target. AIOPS_BENCH_PEER_VARIANTS=0 leaves out the without-a-flag runs;
 // AIOPS_BENCH_PEER_BASELINE=<bundle>[,<bundle>…] adds other operator bundles run as deployed
 // (an A/B of a change in the same run: bundle the commit before it with scripts/lib/esbuild.ts);

@@ -1,4 +1,4 @@
-// Benchmark section `plugin` (DESIGN §9): wall time of `kubectl aiops describe X`,
+// Benchmark section `plugin`: wall time of `kubectl aiops describe X`,
 // `explain-phase X` and `--help` through the real kubectl, as the launcher + bundle and as
 // the single executable, against `kubectl get at X -o yaml` and `kubectl --help` measured in
 // the same run, interleaved so machine load hits all equally; and the single executable run

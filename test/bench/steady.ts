@@ -1,4 +1,4 @@
-// Bench section `steady` (issue 32): what thousands of AITasks cost once nothing changes, the
+// Bench section `steady`: what thousands of AITasks cost once nothing changes, the
 // operator as deployed side by side with the Go controller-runtime peer (test/bench/go-peer)
 // on the same tasks in the same run. N AITasks (AIOPS_BENCH_STEADY_TASKS, default 10,000),
 // 100 to a namespace, intervalSeconds 10, each on a paused Deployment of its own with a

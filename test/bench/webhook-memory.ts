@@ -1,4 +1,4 @@
-// Webhook memory under load (issue 22, part of `npm run bench -- conversion`): the standalone
+// Webhook memory under load (part of `npm run bench -- conversion`): the standalone
 // webhook (cmd/webhook.ts, run with the Node flags of the image's entrypoint),
 // at its default body limit and caps, hit by N parallel ConversionReviews of the maximum
 // size. Prints, for each N, how many were answered 200, how many 429 (over the cap, with

@@ -1,8 +1,7 @@
 // The identity every test operator runs with: the ServiceAccount of the shipped install,
 // holding exactly the ClusterRole and Role that deploy/ and the CSV grant (api/rbac.ts's
 // OPERATOR_CLUSTER_RULES and OPERATOR_NAMESPACE_RULES, imported, never copied), so a call
-// the shipped RBAC does not allow fails a test with Forbidden instead of an install (DESIGN
-// §10). What the install does as admin (the CRD, the operator namespace, the ServiceAccount
+// the shipped RBAC does not allow fails a test with Forbidden instead of an install. What the install does as admin (the CRD, the operator namespace, the ServiceAccount
 // and its bindings) is done here as admin too; the operator only gets a token.
 
 import { writeFile } from 'node:fs/promises';
