@@ -1,7 +1,7 @@
 // The Metrics table of docs/operator.md, made from the registry the operator serves: every series family
 // on /metrics with its type, label names and help text, so the list cannot drift from the code.
 // `npm run generate` writes it between README_MARKERS; metrics-doc.test.ts checks the page holds
-// what this renders, and standard-metrics.test.ts that a running operator serves exactly these.
+// what this renders, and standard-metrics.cluster.test.ts that a running operator serves exactly these.
 
 import type { Registry } from 'prom-client';
 import { registerCacheMetrics } from './runtime/informer.ts';

@@ -9,7 +9,7 @@
 //   annotation's text as written). A stash is trusted only when the MAC is valid and bound
 //   to the uid of the object it is on, so a stash copied from another object is ignored.
 //   The apiserver converts with the uid in place, creates included (it assigns the uid
-//   before it converts to the storage version; test/conversion/stash.test.ts checks).
+//   before it converts to the storage version; test/conversion/stash.cluster.test.ts checks).
 // - Bounds: the annotation's size, the number of entries, path and value depth are capped;
 //   paths start at spec or status and never hold a prototype segment.
 // - Schema: each entry is applied only when the result has no violation of the target

@@ -1,7 +1,7 @@
 // The CRD of every release, declared once: which versions each release lists, serves,
 // deprecates and stores. `npm run check-upgrade` walks consecutive releases through the
 // safety rules; the upgrade end-to-end tests install them in order on a live cluster, by
-// hand (test/upgrade) and through OLM (test/real-node/olm-upgrade.test.ts).
+// hand (test/upgrade) and through OLM (test/real-node/olm-upgrade.cluster.test.ts).
 
 import { buildCRD, type ConversionTarget, type CustomResourceDefinition, type VersionName } from '../crd.ts';
 import type { Rule } from './safety.ts';

@@ -2,7 +2,7 @@
 // PrometheusRule (objects.ts), deploy/monitoring/aiops-rules.yaml (what promtool checks and
 // unit-tests) and docs/operator.md's Monitoring section are all made from ALERTS below, so
 // they cannot drift. Each alert names the vector it compares, which the real-Prometheus test
-// (test/monitoring/scrape.test.ts) runs against a scraped operator: a typo in a metric or
+// (test/monitoring/scrape.cluster.test.ts) runs against a scraped operator: a typo in a metric or
 // label name there returns nothing and fails the test instead of never firing in production.
 
 /** One alert: its rule, and what docs/operator.md tells the on-call engineer about it. */

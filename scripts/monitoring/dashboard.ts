@@ -1,7 +1,7 @@
 // The operator's Grafana dashboard, as JSON in Grafana's dashboard model (schemaVersion 39),
 // written here rather than exported from a Grafana (Grafana is AGPL: never built or depended
 // on here). Its panels read the series the operator really serves; the real-Prometheus test
-// (test/monitoring/scrape.test.ts) runs every panel's expression against a scraped operator
+// (test/monitoring/scrape.cluster.test.ts) runs every panel's expression against a scraped operator
 // and requires series from each. objects.ts ships it in a ConfigMap for Grafana's sidecar.
 
 /** One panel's query, as the test runs it. */

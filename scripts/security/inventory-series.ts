@@ -85,14 +85,14 @@ export const LABELS: readonly LabelPath[] = [
     series: ['rest_client_requests_total'],
     values: 'the HTTP methods the operator sends (GET, POST, PUT, PATCH, DELETE)',
     enforcedIn: ['lib/kube/transport.ts'],
-    provedBy: ['operator/standard-metrics.test.ts'],
+    provedBy: ['operator/standard-metrics.cluster.test.ts'],
   },
   {
     label: 'host',
     series: ['rest_client_requests_total'],
     values: 'the apiserver’s host from the kubeconfig: one value',
     enforcedIn: ['lib/kube/transport.ts'],
-    provedBy: ['operator/standard-metrics.test.ts'],
+    provedBy: ['operator/standard-metrics.cluster.test.ts'],
   },
   {
     label: 'action',

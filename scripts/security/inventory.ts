@@ -245,7 +245,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       reach: 'the operator’s namespace: admins and the operator (RBAC by resourceNames)',
     },
     enforcedIn: ['operator/runtime/leader.ts'],
-    provedBy: ['operator/runtime/leader.test.ts', 'operator/runtime/leader-renew.test.ts'],
+    provedBy: ['operator/runtime/leader.cluster.test.ts', 'operator/runtime/leader-renew.cluster.test.ts'],
   },
   {
     id: 'metrics-reviews',
@@ -286,8 +286,8 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'conversion-webhook/cert-rotation.ts',
     ],
     provedBy: [
-      'conversion-webhook/hosted/conversion-key.test.ts',
-      'conversion-webhook/hosted/webhook-cert-secret.test.ts',
+      'conversion-webhook/hosted/conversion-key.cluster.test.ts',
+      'conversion-webhook/hosted/webhook-cert-secret.cluster.test.ts',
     ],
   },
   {
@@ -315,7 +315,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'operator/olm/operator-condition-writer.ts',
     ],
     provedBy: [
-      'conversion-webhook/hosted/conversion-ca-bundle.test.ts',
+      'conversion-webhook/hosted/conversion-ca-bundle.cluster.test.ts',
       'test/attacks/webhook-stranger-handshake.test.ts',
     ],
   },
@@ -394,7 +394,7 @@ export const INPUT_PATHS: readonly InputPath[] = [
       'lib/connection-budget.test.ts',
       'test/attacks/listener-connections.test.ts',
       'test/attacks/metrics.test.ts',
-      'operator/metrics-access.test.ts',
+      'operator/metrics-access.cluster.test.ts',
     ],
   },
   {

@@ -22,7 +22,7 @@ test('parseTestArgs: files and the --busy forms, table', () => {
 test('runsBusy: by path prefix; the empty prefix takes every file, no prefix none', () => {
   assert.equal(runsBusy([''], 'api/x.test.ts'), true);
   assert.equal(runsBusy([], 'api/x.test.ts'), false);
-  assert.equal(runsBusy(['test/attacks/', 'operator/llm/'], 'operator/llm/advisor.test.ts'), true);
+  assert.equal(runsBusy(['test/attacks/', 'operator/llm/'], 'operator/llm/advisor.cluster.test.ts'), true);
   assert.equal(runsBusy(['test/attacks/', 'operator/llm/'], 'operator/llm.test.ts'), false);
   assert.equal(runsBusy(['test/attacks/'], 'test/attacks/shares.test.ts'), true);
 });

@@ -83,12 +83,12 @@ test("the repository's real-node files: each waits for the node's build, the OLM
   const files = globSync('test/real-node/*.test.ts', { cwd: root }).sort();
   const needs = Object.fromEntries(files.map((f) => [f, [...buildsNeeded(f, read)].sort()]));
   assert.deepEqual(needs, {
-    'test/real-node/helm.test.ts': ['helm', 'node'],
-    'test/real-node/interrupt.test.ts': ['node'],
-    'test/real-node/olm-subscription.test.ts': ['node', 'olm', 'opm'],
-    'test/real-node/olm-upgrade.test.ts': ['node', 'olm', 'opm'],
-    'test/real-node/readme-block.test.ts': ['helm', 'node'],
-    'test/real-node/readme-olm-block.test.ts': ['node', 'olm', 'opm'],
-    'test/real-node/real-node.test.ts': ['node'],
+    'test/real-node/helm.cluster.test.ts': ['helm', 'node'],
+    'test/real-node/interrupt.cluster.test.ts': ['node'],
+    'test/real-node/olm-subscription.cluster.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/olm-upgrade.cluster.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/readme-block.cluster.test.ts': ['helm', 'node'],
+    'test/real-node/readme-olm-block.cluster.test.ts': ['node', 'olm', 'opm'],
+    'test/real-node/real-node.cluster.test.ts': ['node'],
   });
 });

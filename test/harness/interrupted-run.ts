@@ -1,5 +1,5 @@
 // `npm test` interrupted, as a CI timeout or Ctrl-C does it, for the tests that check what it
-// leaves behind (harness/npm-test-interrupt.test.ts, real-node/interrupt.test.ts): a run of
+// leaves behind (harness/npm-test-interrupt.cluster.test.ts, real-node/interrupt.cluster.test.ts): a run of
 // held-cluster.fixture.ts with a TMPDIR of its own, so every process the run started names it
 // in its command line, sent SIGTERM once the test file's cluster is up.
 import { spawn } from 'node:child_process';

@@ -1,6 +1,6 @@
 // A chat-completions server that routes by model, as OpenAI's does: it knows one model and
 // answers every other with 404 model_not_found. The LLM fairness tests (operator/llm/
-// advisor.test.ts, test/attacks/shares.test.ts) show that one tenant's wrong model opens the
+// advisor.cluster.test.ts, test/attacks/shares.test.ts) show that one tenant's wrong model opens the
 // breaker of that model only, and count the requests each model got.
 
 import * as http from 'node:http';

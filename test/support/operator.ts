@@ -33,7 +33,7 @@ export interface OperatorProcess {
 /**
  * What every test operator gets unless its test says otherwise: the tests' gauges are
  * synthetic series without a `namespace` label, which query confinement (on by default)
- * would read as no data (operator/tenancy.test.ts runs with confinement on, on series that
+ * would read as no data (operator/tenancy.cluster.test.ts runs with confinement on, on series that
  * carry their namespace); and `metric()` reads plain /metrics (test/attacks/metrics.test.ts
  * runs it over HTTPS behind TokenReview, as shipped).
  */

@@ -3,7 +3,7 @@
 // admin) and passes its main scenario (create, breach, remediate, delete) without a single
 // Forbidden; the same scenario with one CSV rule removed is refused by the apiserver, which
 // proves the check can fail. This stays beside the real OLM install
-// (test/real-node/olm-subscription.test.ts) for what OLM cannot do: install a CSV with a
+// (test/real-node/olm-subscription.cluster.test.ts) for what OLM cannot do: install a CSV with a
 // rule taken out; and it runs where no real node can (no root).
 
 import { test, type TestContext } from 'node:test';

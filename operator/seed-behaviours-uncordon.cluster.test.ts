@@ -11,7 +11,7 @@
 //   finalizer; once the policy is gone, the next spec change (what the Stalled message tells
 //   the user) runs the cleanup again and it lands.
 // The node is cordoned with the operator's own patch and field manager (what CordonNode
-// writes, operator/cordon.test.ts runs that path end to end), so the finalizer owns it.
+// writes, operator/cordon.cluster.test.ts runs that path end to end), so the finalizer owns it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 // `npm test` interrupted while a test file holds a cluster of its own: SIGTERM ends it with
 // 143, and no process of that cluster, of the test file or of the runner's shared environment
-// is left (harness/interrupted-run.ts; the real node's share is real-node/interrupt.test.ts).
+// is left (harness/interrupted-run.ts; the real node's share is real-node/interrupt.cluster.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { interruptedRun } from './interrupted-run.ts';
