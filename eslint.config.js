@@ -5,7 +5,8 @@
 // cmd/ holds the three programs' entry points: the operator's is where operator/ and
 // conversion-webhook/ meet, the webhook's and the plugin's each build on their own room; and
 // inside operator/ the rooms of operator/README.md: the runtime knows nothing of AITasks,
-// the decision core does no I/O, the edges and the LLM advisor build on both.
+// the decision core does no I/O, the edges and the LLM advisor build on both. scripts/ may
+// use every room but test/, which only the scripts that run tests import.
 import { dirname, relative, resolve } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -14,9 +15,21 @@ import tseslint from 'typescript-eslint';
  * Room (folder, longest match wins) → what its modules may import, as repo paths: a folder
  * ends with '/', a file may restrict the names imported from it. Packages are not limited.
  * Tests may also import the test support, the harness and scripts/lib/ (what tests share with
- * the scripts). Folders not listed are free (test/, scripts/).
+ * the scripts). scripts/ builds on every room but test/: only the scripts that run tests
+ * (scripts/test.ts and scripts/test/, the benchmarks' scripts/bench.ts) import it, and
+ * `npm run image` the harness's look-up of its running real node. test/ is free.
  * @type {Record<string, (string | { path: string, names: string[] })[]>}
  */
+const SCRIPTS = [
+  'scripts/',
+  'cmd/',
+  'operator/',
+  'conversion-webhook/',
+  'plugin/',
+  'api/',
+  'lib/',
+  'package.json',
+];
 const ROOMS = {
   'lib/': ['lib/', 'package.json'],
   'api/': ['api/', 'lib/'],
@@ -30,6 +43,10 @@ const ROOMS = {
   'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts', 'lib/'],
   'operator/llm/': ['operator/llm/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],
   'operator/edges/': ['operator/edges/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],
+  'scripts/': SCRIPTS,
+  'scripts/test': [...SCRIPTS, 'test/'],
+  'scripts/bench.ts': [...SCRIPTS, 'test/'],
+  'scripts/image.ts': [...SCRIPTS, 'test/harness/real-node/running.ts'],
 };
 const TEST_SUPPORT = ['test/support/', 'test/harness/', 'scripts/lib/'];
 

@@ -15,7 +15,7 @@ import { startCluster } from '../test/harness/cluster.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { deployment } from '../test/support/workloads.ts';
 import { Resources } from './kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 
 const ESC = '\u001b';
 let PATH = '';

@@ -13,7 +13,7 @@ import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../t
 import { deployment } from '../test/support/workloads.ts';
 import type { LiveDeployment } from './approval-plan.ts';
 import { Resources } from './kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 
 let PATH = '';
 let KC = '';

@@ -18,7 +18,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { fromYaml } from '../lib/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { Resources, type NodeLike } from './kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 
 let PATH = '';
 let KC = '';

@@ -15,7 +15,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { fromYaml, toYaml } from '../lib/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { executeJsonPath, parseJsonPath } from './jsonpath.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from './kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 
 let PATH = '';
 let KC = '';

@@ -11,7 +11,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { BUILD_SCRIPT, defaultBinDir } from '../../test/harness/paths.ts';
+import { BUILD_SCRIPT, defaultBinDir } from './tool-cache.ts';
 import { freePorts } from './ports.ts';
 
 const executable = (path: string): boolean => {

@@ -15,7 +15,7 @@ import { apiserverRequests } from '../support/apiserver-requests.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import { MAX_SKIPS_SHOWN } from '../../plugin/finalize-plan.ts';
 import { Resources, type NodeLike } from '../../plugin/kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from '../../plugin/kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../support/kubectl-run.ts';
 
 let PATH = '';
 let KC = '';

@@ -12,7 +12,7 @@ import { buildRevision } from '../../api/revisions.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { Resources } from '../../plugin/kinds.ts';
-import { buildAndInstall, kubectl, type KubectlResult } from '../../plugin/kubectl-run.ts';
+import { buildAndInstall, kubectl, type KubectlResult } from '../support/kubectl-run.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
 import { deployment } from '../support/workloads.ts';
 

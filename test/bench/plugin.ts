@@ -19,7 +19,7 @@ import {
   singleExecutable,
   userPath,
   type KubectlResult,
-} from '../../plugin/kubectl-run.ts';
+} from '../support/kubectl-run.ts';
 import { deployment } from '../support/workloads.ts';
 
 /** Runs per command (after 2 warm-up runs each). */

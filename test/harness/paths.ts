@@ -1,10 +1,11 @@
-// Where the harness finds its binaries and keeps its persistent cluster. One place that
-// reads the environment, so cluster.ts, cli.ts and the tests agree on the same locations
-// as build-control-plane.sh (which also honours AIOPS_CACHE).
+// Where the harness finds its binaries and keeps its persistent cluster: the tool cache of
+// scripts/lib/tool-cache.ts (shared with `npm start`), and the harness's own places in it.
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheDir } from '../../scripts/lib/tool-cache.ts';
+
+export { BUILD_SCRIPT, cacheDir, defaultBinDir } from '../../scripts/lib/tool-cache.ts';
 
 /** Names of the executables the harness runs; build-control-plane.sh symlinks each into the bin dir. */
 export const COMPONENT_BINARIES = [
@@ -15,21 +16,8 @@ export const COMPONENT_BINARIES = [
   'kwok',
 ] as const;
 
-/** Directory of this harness (test/harness), used to locate build-control-plane.sh. */
+/** Directory of this harness (test/harness), where its scripts and tool sources are. */
 export const HARNESS_DIR = dirname(fileURLToPath(import.meta.url));
-
-/** Path of the script that builds the control-plane binaries from Go modules. */
-export const BUILD_SCRIPT = join(HARNESS_DIR, 'build-control-plane.sh');
-
-/** Cache root: `$AIOPS_CACHE`, default `~/.cache/aiops`. */
-export function cacheDir(): string {
-  return process.env['AIOPS_CACHE'] ?? join(homedir(), '.cache', 'aiops');
-}
-
-/** Binary dir: `$AIOPS_BIN_DIR`, default `<cacheDir>/bin` (where build-control-plane.sh writes). */
-export function defaultBinDir(): string {
-  return process.env['AIOPS_BIN_DIR'] ?? join(cacheDir(), 'bin');
-}
 
 /** Directory of the persistent (CLI) cluster: `$AIOPS_CLUSTER_DIR`, default `<cacheDir>/cluster`. */
 export function persistentClusterDir(): string {

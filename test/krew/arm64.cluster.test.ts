@@ -25,7 +25,7 @@ import { after, before, describe, test } from 'node:test';
 import { load } from 'js-yaml';
 import { REQUIRE_REAL_NODE, skipUnlessRequired } from '../harness/required.ts';
 import { testKubeconfig } from '../support/cluster.ts';
-import { buildKrewRelease, userPath, type KrewRelease } from '../../plugin/kubectl-run.ts';
+import { buildKrewRelease, userPath, type KrewRelease } from '../support/kubectl-run.ts';
 import { buildProgram } from '../../plugin/program.ts';
 
 /** Where Debian's *-arm64-cross packages install the arm64 runtime (qemu's -L prefix). */

@@ -24,7 +24,7 @@ import { after, before, describe, test } from 'node:test';
 import { load } from 'js-yaml';
 import { testKubeconfig } from '../support/cluster.ts';
 import { run as runValidator, skipUnless, validatorPath } from '../olm/validators.ts';
-import { buildKrewRelease, kubectl, userPath } from '../../plugin/kubectl-run.ts';
+import { buildKrewRelease, kubectl, userPath } from '../support/kubectl-run.ts';
 
 const skip = skipUnless('krew') || skipUnless('validate-krew-manifest');
 let scratch = '';

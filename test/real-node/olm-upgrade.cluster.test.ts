@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { csvName, operatorImage, RELEASES, type Release } from '../../api/releases.ts';
 import { crdOfRelease } from '../../api/upgrade/crd-releases.ts';
 import { toYaml } from '../../lib/yaml.ts';
-import { buildAndInstall, kubectl as pluginKubectl } from '../../plugin/kubectl-run.ts';
+import { buildAndInstall, kubectl as pluginKubectl } from '../support/kubectl-run.ts';
 import { buildOperatorImage } from '../../scripts/image.ts';
 import { tagImage } from '../../scripts/lib/images.ts';
 import { channelBlobs, inlineBundleBlob, packageBlob } from '../../scripts/olm/catalog.ts';

@@ -22,7 +22,7 @@ import { checkUpgrade } from '../../api/upgrade/safety.ts';
 import { migrateStorage, MigrationRefused } from '../../api/upgrade/migrate.ts';
 import { CONVERSION_ANNOTATION } from '../../api/install.ts';
 import { storedVersions } from './etcd.ts';
-import { buildAndInstall, kubectl } from '../../plugin/kubectl-run.ts';
+import { buildAndInstall, kubectl } from '../support/kubectl-run.ts';
 
 const G = 'aiops.example.com';
 const NS = 'upgrade';
