@@ -21,14 +21,9 @@ import { Controller } from './runtime/controller.ts';
 import type { Defaults } from './decision/decide.ts';
 import { EventRecorder } from './edges/events.ts';
 import { History } from './edges/history.ts';
-import {
-  FAILING_AFTER,
-  Informer,
-  objectKey,
-  registerCacheMetrics,
-  type KubeObject,
-  type Refusal,
-} from './runtime/informer.ts';
+import type { Refusal } from './runtime/cache-budget.ts';
+import { registerCacheMetrics } from './runtime/cache-metrics.ts';
+import { FAILING_AFTER, Informer, objectKey, type KubeObject } from './runtime/informer.ts';
 import {
   DEPLOYMENT_CACHE_BYTES,
   DEPLOYMENT_NAMESPACE_CACHE_BYTES,

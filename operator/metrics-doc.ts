@@ -4,7 +4,7 @@
 // what this renders, and standard-metrics.cluster.test.ts that a running operator serves exactly these.
 
 import type { Registry } from 'prom-client';
-import { registerCacheMetrics } from './runtime/informer.ts';
+import { registerCacheMetrics } from './runtime/cache-metrics.ts';
 import { createTelemetry } from './telemetry.ts';
 
 /** The comments the table sits between in docs/operator.md. */

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type * as v2 from '../api/schema/v2.ts';
 import { observeTarget, type TargetSources } from './observe.ts';
-import type { Informer, Refusal } from './runtime/informer.ts';
+import type { Refusal } from './runtime/cache-budget.ts';
+import type { Informer } from './runtime/informer.ts';
 
 const task: v2.AITask = {
   apiVersion: 'aiops.example.com/v2',

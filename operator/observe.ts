@@ -8,7 +8,8 @@ import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import { renderQuery, type MetricReader } from './edges/prometheus.ts';
-import type { Informer, Refusal } from './runtime/informer.ts';
+import type { Refusal } from './runtime/cache-budget.ts';
+import type { Informer } from './runtime/informer.ts';
 import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './decision/query-cost.ts';
 import type { Deployment } from './runtime/kinds.ts';
 

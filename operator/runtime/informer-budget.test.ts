@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import type { List, ResourceClient, WatchEvent } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { eventually } from '../../test/harness/wait.ts';
-import { Informer, type Refusal } from './informer.ts';
+import type { Refusal } from './cache-budget.ts';
+import { Informer } from './informer.ts';
 import { jsonBytes } from './trim.ts';
 
 interface Obj {

@@ -1,20 +1,17 @@
-// A list+watch cache for one resource type, the client-go reflector in small: it lists,
-// then watches from the list's resourceVersion with bookmarks, relists on 410 Gone,
-// reconnects with jittered exponential backoff after errors (including an apiserver that
-// went away), and a stall watchdog aborts a watch that stays silent past its own timeout.
-// A resource not served yet (404 before the first list: its CRD is not installed or not
-// established) is waited for quietly, polled at most every 5 s, and reported once through
-// `onNotServed` instead of as an error at each try.
-// Every object passes the transform (trim.ts) before it is cached; one still larger than
-// `maxObjectBytes`, one `admit` turns away, or one past the cache's byte budget (in all or
-// of its namespace) is refused: not cached, counted by reason, reported, and remembered by
-// key so a reader can say why it is missing (`refusal`). The cache's size is tracked as the
-// JSON bytes of what it holds, for the `aiops_cache_bytes` metric. Lists are read a page at a
-// time (ResourceClient.page: each page's bytes bounded), watch lines within the transport's bound.
+// A list+watch cache for one resource type, the client-go reflector in small: it lists a
+// page at a time (ResourceClient.page, each page's bytes bounded), then watches from the
+// list's resourceVersion with bookmarks, relists on 410 Gone, reconnects with jittered
+// exponential backoff after errors (including an apiserver that went away), and a stall
+// watchdog aborts a watch that stays silent past its own timeout. A resource not served yet
+// (404 before the first list: its CRD is not installed or not established) is waited for
+// quietly, polled at most every 5 s, and reported once through `onNotServed`.
+// Every object passes the transform (trim.ts) before it is cached; one past the byte budget
+// (cache-budget.ts: its own size, the cache's or its namespace's) or one `admit` turns away
+// is refused: not cached, counted by reason, reported, and remembered by key so a reader can
+// say why it is missing (`refusal`).
 
-import type { Registry } from 'prom-client';
-import { Counter, Gauge } from 'prom-client';
 import { GoneError, ApiError, NotFoundError } from '../../lib/kube/errors.ts';
+import { pause } from '../../lib/kube/retry-after.ts';
 import {
   DEFAULT_PAGE_BYTES,
   pageSizeFor,
@@ -22,6 +19,8 @@ import {
   type WatchEvent,
 } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
+import { CacheBudget, MAX_REFUSALS_KEPT, type Refusal, type RefusalReason } from './cache-budget.ts';
+import { CacheIndexes, type Indexers } from './cache-index.ts';
 import { StringPool } from './intern.ts';
 import { jsonBytes } from './trim.ts';
 
@@ -43,7 +42,7 @@ export interface InformerOptions<T> {
   readonly namespace?: string;
   readonly labelSelector?: string;
   /** Secondary indexes: index name → function returning the index values of an object. */
-  readonly indexers?: Readonly<Record<string, (obj: T) => readonly string[]>>;
+  readonly indexers?: Indexers<T>;
   /** Applied to every object before caching (default: `slimMetadata`); may return a new object. */
   readonly transform?: (obj: T) => T;
   /**
@@ -96,23 +95,6 @@ export interface InformerOptions<T> {
   readonly notServedPollMs?: number;
 }
 
-/** Why an object is not cached: a closed set, the `reason` label of the refusal counter. */
-export const REFUSAL_REASONS = ['TooLarge', 'NotAdmitted', 'CacheFull'] as const;
-export type RefusalReason = (typeof REFUSAL_REASONS)[number];
-
-/** Why one object is not cached: the reason, and a sentence saying it for a status. */
-export interface Refusal {
-  readonly reason: RefusalReason;
-  readonly message: string;
-}
-
-/**
- * Refused objects whose refusal an informer remembers by key: 4,096 (a few hundred bytes
- * each, ~1.5 MiB at most). Past it refusals are counted and reported but not remembered, and
- * a reader finds those objects missing.
- */
-export const MAX_REFUSALS_KEPT = 4096;
-
 /** The namespace/name key of an object (name alone for cluster-scoped objects). */
 export function objectKey(obj: KubeObject): string {
   const { namespace, name } = obj.metadata;
@@ -152,14 +134,10 @@ export class Informer<T extends KubeObject> {
   readonly #client: ResourceClient<T>;
   readonly #opts: InformerOptions<T>;
   readonly #cache = new Map<string, T>();
-  /** JSON bytes of each cached object, by key. */
-  readonly #sizes = new Map<string, number>();
-  #bytes = 0;
-  /** JSON bytes of the cached objects of each namespace. */
-  readonly #namespaceBytes = new Map<string, number>();
+  readonly #budget: CacheBudget;
   /** Why objects now refused are, by key (at most MAX_REFUSALS_KEPT). */
   readonly #refusals = new Map<string, Refusal>();
-  readonly #indexes = new Map<string, Map<string, Set<string>>>();
+  readonly #indexes: CacheIndexes<T>;
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #abort = new AbortController();
   #resourceVersion = '';
@@ -180,7 +158,8 @@ export class Informer<T extends KubeObject> {
   constructor(client: ResourceClient<T>, opts: InformerOptions<T> = {}) {
     this.#client = client;
     this.#opts = opts;
-    for (const name of Object.keys(opts.indexers ?? {})) this.#indexes.set(name, new Map());
+    this.#budget = new CacheBudget(opts);
+    this.#indexes = new CacheIndexes(opts.indexers ?? {});
   }
 
   /** Registers callbacks; call before `start`. */
@@ -209,7 +188,7 @@ export class Informer<T extends KubeObject> {
 
   /** Bytes of the cached objects' JSON (as transformed): an estimate of the cache's memory. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#budget.bytes;
   }
 
   /** The cached object for `key` (namespace/name). */
@@ -232,7 +211,7 @@ export class Informer<T extends KubeObject> {
 
   /** Keys of the cached objects whose index `name` contains `value`. */
   byIndex(name: string, value: string): string[] {
-    return [...(this.#indexes.get(name)?.get(value) ?? [])];
+    return this.#indexes.keys(name, value);
   }
 
   /** Starts list+watch in the background; resolves once the first list is applied. */
@@ -274,8 +253,9 @@ export class Informer<T extends KubeObject> {
         this.#lastError = (err as Error).message;
         if (this.#failures > 3) needList = true;
         const delay = this.#backoff(this.#failures);
-        await this.#sleep(
+        await pause(
           this.#waitingToBeServed ? Math.min(delay, this.#opts.notServedPollMs ?? 5000) : delay,
+          this.#abort.signal,
         );
       }
     }
@@ -289,18 +269,6 @@ export class Informer<T extends KubeObject> {
     const base = this.#opts.backoffBaseMs ?? 800;
     const max = this.#opts.backoffMaxMs ?? 30_000;
     return Math.min(max, base * 2 ** (failures - 1)) * (0.5 + Math.random());
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(t);
-        this.#abort.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, ms);
-      this.#abort.signal.addEventListener('abort', done);
-    });
   }
 
   /**
@@ -395,7 +363,9 @@ export class Informer<T extends KubeObject> {
     }
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
     const bytes = jsonBytes(obj);
-    const refusal = this.#refusalOf(obj, bytes, key);
+    const refusal = this.#budget.refusal(key, obj.metadata.namespace ?? '', bytes, () =>
+      this.#opts.admit?.(obj),
+    );
     if (refusal !== undefined) {
       this.refused++;
       this.refusedBy[refusal.reason]++;
@@ -408,136 +378,20 @@ export class Informer<T extends KubeObject> {
     this.#refusals.delete(key);
     (this.#opts.strings ?? sharedStrings).internAll(obj);
     this.#cache.set(key, obj);
-    const grown = bytes - (this.#sizes.get(key) ?? 0);
-    this.#bytes += grown;
-    const ns = obj.metadata.namespace ?? '';
-    this.#namespaceBytes.set(ns, (this.#namespaceBytes.get(ns) ?? 0) + grown);
-    this.#sizes.set(key, bytes);
-    this.#reindex(key, old, obj);
+    this.#budget.hold(key, obj.metadata.namespace ?? '', bytes);
+    this.#indexes.update(key, old, obj);
     for (const h of this.#handlers) {
       if (old) h.update?.(old, obj);
       else h.add?.(obj);
     }
   }
 
-  /** Why `obj` (transformed, `bytes` of JSON, cached under `key` or not) may not be cached. */
-  #refusalOf(obj: T, bytes: number, key: string): Refusal | undefined {
-    const o = this.#opts;
-    if (o.maxObjectBytes !== undefined && bytes > o.maxObjectBytes)
-      return {
-        reason: 'TooLarge',
-        message: `it takes ${bytes} bytes once trimmed, more than the ${o.maxObjectBytes} the operator caches`,
-      };
-    const refused = o.admit?.(obj);
-    if (refused !== undefined) return { reason: 'NotAdmitted', message: refused };
-    const grown = bytes - (this.#sizes.get(key) ?? 0);
-    if (grown <= 0) return undefined;
-    if (o.maxCacheBytes !== undefined && this.#bytes + grown > o.maxCacheBytes)
-      return {
-        reason: 'CacheFull',
-        message: `the operator's cache of this kind is full (${o.maxCacheBytes} bytes)`,
-      };
-    const ns = obj.metadata.namespace ?? '';
-    if (
-      o.maxNamespaceBytes !== undefined &&
-      (this.#namespaceBytes.get(ns) ?? 0) + grown > o.maxNamespaceBytes
-    )
-      return {
-        reason: 'CacheFull',
-        message: `the operator's cache of this kind holds its most for namespace ${ns} (${o.maxNamespaceBytes} bytes)`,
-      };
-    return undefined;
-  }
-
   /** Drops `key` (cached as `old`, if at all) and tells the handlers. */
   #remove(key: string, old: T | undefined): void {
     if (!old) return;
     this.#cache.delete(key);
-    const size = this.#sizes.get(key) ?? 0;
-    this.#bytes -= size;
-    const ns = old.metadata.namespace ?? '';
-    const left = (this.#namespaceBytes.get(ns) ?? 0) - size;
-    if (left > 0) this.#namespaceBytes.set(ns, left);
-    else this.#namespaceBytes.delete(ns);
-    this.#sizes.delete(key);
-    this.#reindex(key, old, undefined);
+    this.#budget.release(key, old.metadata.namespace ?? '');
+    this.#indexes.update(key, old, undefined);
     for (const h of this.#handlers) h.delete?.(old);
   }
-
-  #reindex(key: string, old: T | undefined, obj: T | undefined): void {
-    for (const [name, fn] of Object.entries(this.#opts.indexers ?? {})) {
-      const index = this.#indexes.get(name);
-      if (!index) continue;
-      for (const v of old ? fn(old) : []) {
-        const set = index.get(v);
-        set?.delete(key);
-        if (set?.size === 0) index.delete(v);
-      }
-      for (const v of obj ? fn(obj) : []) {
-        let set = index.get(v);
-        if (!set) index.set(v, (set = new Set()));
-        set.add(key);
-      }
-    }
-  }
-}
-
-/** What the cache metrics read of an informer. */
-export interface CacheSize {
-  readonly bytes: number;
-  readonly size: number;
-  readonly refusedBy: Readonly<Record<RefusalReason, number>>;
-}
-
-/**
- * Registers the caches' metrics on `registry`, read from `informers` (resource label →
- * informer) at each scrape: `aiops_cache_bytes{resource}` (JSON bytes of the cached objects,
- * Informer.bytes), `aiops_cache_objects{resource}` and
- * `aiops_cache_objects_refused_total{resource,reason}` (objects not cached, by RefusalReason).
- */
-export function registerCacheMetrics(
-  registry: Registry,
-  informers: Readonly<Record<string, CacheSize>>,
-): void {
-  const each = (read: (i: CacheSize) => number, set: (resource: string, v: number) => void): void => {
-    for (const [resource, informer] of Object.entries(informers)) set(resource, read(informer));
-  };
-  new Gauge({
-    name: 'aiops_cache_bytes',
-    help: 'Bytes of the JSON of the objects cached (after trimming), by resource',
-    labelNames: ['resource'],
-    registers: [registry],
-    collect() {
-      each(
-        (i) => i.bytes,
-        (resource, v) => this.set({ resource }, v),
-      );
-    },
-  });
-  new Gauge({
-    name: 'aiops_cache_objects',
-    help: 'Objects cached, by resource',
-    labelNames: ['resource'],
-    registers: [registry],
-    collect() {
-      each(
-        (i) => i.size,
-        (resource, v) => this.set({ resource }, v),
-      );
-    },
-  });
-  new Counter({
-    name: 'aiops_cache_objects_refused_total',
-    help: 'Objects not cached, by resource and reason: TooLarge (past the size bound once trimmed), NotAdmitted (such as a Deployment selector past its bound), CacheFull (past the cache budget)',
-    labelNames: ['resource', 'reason'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const reason of REFUSAL_REASONS)
-        each(
-          (i) => i.refusedBy[reason],
-          (resource, v) => this.inc({ resource, reason }, v),
-        );
-    },
-  });
 }

@@ -120,7 +120,7 @@ export const LABELS: readonly LabelPath[] = [
       'fixed reason enums of the decision core, the caches (TooLarge, NotAdmitted, CacheFull), the webhook (malformed apart from conversion) and the stash, each created at 0',
     enforcedIn: [
       'operator/decision/vocabulary.ts',
-      'operator/runtime/informer.ts',
+      'operator/runtime/cache-budget.ts',
       'conversion-webhook/metrics.ts',
       'api/conversion/stash.ts',
     ],
@@ -130,7 +130,7 @@ export const LABELS: readonly LabelPath[] = [
     label: 'resource',
     series: ['aiops_cache_bytes', 'aiops_cache_objects', 'aiops_cache_objects_refused_total'],
     values: 'the cached resources’ plural names, fixed by the operator',
-    enforcedIn: ['operator/runtime/informer.ts'],
+    enforcedIn: ['operator/runtime/cache-metrics.ts'],
     provedBy: ['operator/metrics-doc.test.ts'],
   },
   {
