@@ -11,6 +11,7 @@ import { APPROVE_ANNOTATION } from '../api/install.ts';
 import { findCondition } from '../api/status/conditions.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
 import { KubeTransport } from '../lib/kube/transport.ts';
+import { targetKey } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { OperatorHealth } from './olm/operator-condition.ts';
 import { Actions } from './edges/actions.ts';
@@ -157,7 +158,7 @@ export interface RunningOperator {
 
 /** The AITask index of Deployment keys: the namespace/name each task targets. */
 function targetKeys(task: v2.AITask): string[] {
-  return [`${task.spec.target.namespace ?? task.metadata.namespace ?? ''}/${task.spec.target.name}`];
+  return [targetKey(task)];
 }
 
 /**

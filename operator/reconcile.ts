@@ -16,6 +16,7 @@ import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../lib/log.ts';
+import { targetKey, targetNamespace } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { adviceContext, applyAdvice } from './llm/advice.ts';
 import type { Advisor, LLMSpec } from './llm/advisor.ts';
@@ -231,8 +232,8 @@ export class Reconciler {
     let task: v2.AITask = { ...initial, spec: clampSpec(initial.spec) };
     const now = (d.now ?? Date.now)();
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
-    const targetNs = task.spec.target.namespace ?? task.metadata.namespace ?? '';
-    const deployment = d.deployments.get(`${targetNs}/${task.spec.target.name}`);
+    const targetNs = targetNamespace(task);
+    const deployment = d.deployments.get(targetKey(task));
     const target = observeTarget(d, key, task, targetNs, deployment);
     // A new generation's ControllerRevision is written while Prometheus answers (and, on first
     // sight, while the Pending status is written): none needs another, so a new AITask costs
@@ -460,8 +461,7 @@ export class Reconciler {
     if (live.status === undefined || !isInFlight(pending)) return live;
     let verification: Verification = 'notDone';
     if (mayTarget(live, this.#d.allowCrossNamespace)) {
-      const targetNs = live.spec.target.namespace ?? live.metadata.namespace ?? '';
-      const deployment = this.#d.deployments.get(`${targetNs}/${live.spec.target.name}`);
+      const deployment = this.#d.deployments.get(targetKey(live));
       const observed = await this.#d.actions.observe(pending, deployment, live.metadata.uid ?? '');
       verification = verifyEffect(pending, observed);
     }

@@ -17,7 +17,9 @@
 // same reconcile (CordonCapReached, no pod, the LLM's noop) ends quietly, so tasks refused one
 // after another cannot wake each other in a loop; they come back at their own interval.
 
+import { targetNamespace } from '../../api/schema/target.ts';
 import type * as v2 from '../../api/schema/v2.ts';
+import { namespaceOf } from '../../lib/keys.ts';
 import { isInFlight } from './settle.ts';
 
 /** Why a slot was refused: which cap, and who holds the slots it counts. */
@@ -29,11 +31,6 @@ export interface SlotRefusal {
   readonly namespace?: string;
   /** Keys holding the slots that cap counts, sorted. */
   readonly holders: readonly string[];
-}
-
-/** The namespace of a `namespace/name` key. */
-function namespaceOf(key: string): string {
-  return key.slice(0, Math.max(0, key.indexOf('/')));
 }
 
 /**
@@ -193,8 +190,7 @@ export type TargetClaim = Pick<v2.AITask, 'metadata'> & {
  * (`--allow-cross-namespace`).
  */
 export function mayTarget(task: TargetClaim, allowCrossNamespace: boolean): boolean {
-  const own = task.metadata.namespace ?? '';
-  return allowCrossNamespace || (task.spec.target.namespace ?? own) === own;
+  return allowCrossNamespace || targetNamespace(task) === (task.metadata.namespace ?? '');
 }
 
 /** The v1 `spec.namespace` the seed release (0.1.0) filled in when it was omitted. */
@@ -207,7 +203,7 @@ export const SEED_NAMESPACE_DEFAULT = 'default';
  */
 export function crossNamespaceRefusal(task: TargetClaim & { spec: { target: { name: string } } }): string {
   const own = task.metadata.namespace ?? '';
-  const ns = task.spec.target.namespace ?? own;
+  const ns = targetNamespace(task);
   const name = task.spec.target.name;
   const refused = `Deployment ${ns}/${name} is in another namespace; the operator runs without --allow-cross-namespace`;
   if (ns !== SEED_NAMESPACE_DEFAULT) return refused;

@@ -5,6 +5,7 @@
 // reconciler compares the result with the current status and writes (and emits) nothing when
 // they are equal. The status after the action is outcome.ts.
 
+import { targetKey, targetNamespace } from '../../api/schema/target.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import {
   ConditionType,
@@ -363,8 +364,7 @@ function breached(f: Frame): ConditionInput {
 }
 
 function targetLabel(task: Task): string {
-  const ns = task.spec.target.namespace ?? task.metadata.namespace ?? '';
-  return `Deployment ${ns}/${task.spec.target.name}`;
+  return `Deployment ${targetKey(task)}`;
 }
 
 function thresholdLabel(task: Task): string {
@@ -401,7 +401,7 @@ function decisionRecord(
 /** The Deployment `task` names now, with its UID when observed. */
 export function decisionTarget(task: Task, uid?: string): NonNullable<v2.DecisionRecord['target']> {
   return {
-    namespace: task.spec.target.namespace ?? task.metadata.namespace ?? '',
+    namespace: targetNamespace(task),
     name: task.spec.target.name,
     ...(uid !== undefined ? { uid } : {}),
   };

@@ -9,7 +9,6 @@ import {
   endpointAllowed,
   isLoopback,
   keyTransportRefusal,
-  LruMap,
   parseAllowlist,
 } from './policy.ts';
 
@@ -276,31 +275,6 @@ test('an API key may go over https anywhere and over http to loopback only, tabl
   }
   assert.equal(isLoopback('127.0.0.1'), true);
   assert.equal(isLoopback('128.0.0.1'), false);
-});
-
-test('LruMap holds at most its capacity and evicts the least recently used (property, against a list model)', () => {
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 5 }),
-      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 9 })), { maxLength: 60 }),
-      (cap, ops) => {
-        const lru = new LruMap<number, number>(cap);
-        let model: number[] = []; // keys, least recently used first
-        for (const [isSet, k] of ops) {
-          if (isSet) {
-            lru.set(k, k * 10);
-            model = [...model.filter((x) => x !== k), k].slice(-cap);
-          } else {
-            const had = model.includes(k);
-            assert.equal(lru.get(k), had ? k * 10 : undefined);
-            if (had) model = [...model.filter((x) => x !== k), k];
-          }
-          assert.ok(lru.size <= cap);
-          assert.equal(lru.size, model.length);
-        }
-      },
-    ),
-  );
 });
 
 test('the circuit breaker keeps at most maxEndpoints endpoints; a dropped one starts closed', () => {

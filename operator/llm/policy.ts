@@ -5,6 +5,9 @@
 // loopback), and a circuit breaker per endpoint and model that stops calling after repeated
 // failures, kept for a bounded number of pairs. Pure state machines; the clock is a parameter.
 
+import { namespaceOf } from '../../lib/keys.ts';
+import { LruMap } from '../../lib/lru-map.ts';
+
 /**
  * One entry of the allow-list, normalised: an endpoint is allowed when its scheme, host and
  * port are these (`port` '' is the scheme's default) and its path is `path` or under it. A
@@ -126,55 +129,6 @@ export function keyTransportRefusal(endpoint: string): string | undefined {
 }
 
 /**
- * A Map holding at most `capacity` entries, least recently used evicted first (a get or a
- * set counts as a use). Map keeps insertion order, so the oldest key is the first.
- */
-export class LruMap<K, V> {
-  readonly #capacity: number;
-  readonly #map = new Map<K, V>();
-
-  /** `capacity`: the most entries kept (at least 1). */
-  constructor(capacity: number) {
-    this.#capacity = Math.max(1, capacity);
-  }
-
-  /** The value for `key`, which becomes the most recently used. */
-  get(key: K): V | undefined {
-    const v = this.#map.get(key);
-    if (v !== undefined) {
-      this.#map.delete(key);
-      this.#map.set(key, v);
-    }
-    return v;
-  }
-
-  /** Sets `key`, the most recently used now, evicting the least recently used when full. */
-  set(key: K, value: V): void {
-    this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.#capacity) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done !== true) this.#map.delete(oldest.value);
-    }
-  }
-
-  /** Removes `key`, if present. */
-  delete(key: K): void {
-    this.#map.delete(key);
-  }
-
-  /** Number of entries. */
-  get size(): number {
-    return this.#map.size;
-  }
-
-  /** The values, least recently used first; reading them changes no recency. */
-  values(): IterableIterator<V> {
-    return this.#map.values();
-  }
-}
-
-/**
  * Keys the circuit breaker and the advisor's learned request shapes (each by endpoint, model
  * and namespace) remember at most: 1,000. Allow-list rules may match unboundedly many URLs,
  * and AITask specs name them, so without a bound a tenant could grow the operator's memory by
@@ -188,12 +142,6 @@ const HOUR_MS = 3_600_000;
 export interface BudgetRefusal {
   readonly scope: 'task' | 'namespace' | 'global';
   readonly retryAt: number;
-}
-
-/** The namespace of an AITask key `namespace/name` ('' for a key without a slash). */
-function namespaceOf(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 /**

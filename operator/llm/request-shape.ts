@@ -19,7 +19,8 @@
 // the TTL, or once evicted, the full shape is tried again. Pure.
 
 import { adviceSchema } from './answer-schema.ts';
-import { DEFAULT_MAX_ENDPOINTS, LruMap } from './policy.ts';
+import { LruMap } from '../../lib/lru-map.ts';
+import { DEFAULT_MAX_ENDPOINTS } from './policy.ts';
 import { systemPrompt, type AdviceContext } from './protocol.ts';
 
 /** Field(s) the completion-token limit is sent in; `both` until a server refuses one. */

@@ -15,6 +15,7 @@
 
 import { createHash } from 'node:crypto';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
+import { LruMap } from '../../lib/lru-map.ts';
 import { AddressPacer } from '../../lib/token-bucket.ts';
 
 /** What the filter answers: 200 lets the request through, anything else is sent as is. */
@@ -65,49 +66,19 @@ interface SubjectAccessReview {
   readonly status?: { readonly allowed?: boolean; readonly reason?: string };
 }
 
-/** A map of at most `max` entries, least recently set or read first out; expiry is the caller's. */
-class BoundedMap<V> {
-  readonly #entries = new Map<string, { value: V; until: number }>();
-  readonly #max: number;
+/** A cached review result and the time (ms) it goes stale. */
+interface Expiring<V> {
+  readonly value: V;
+  readonly until: number;
+}
 
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  /** The entry, fresh or not: `until` (ms) says which. */
-  get(key: string): { readonly value: V; readonly until: number } | undefined {
-    const e = this.#entries.get(key);
-    if (e === undefined) return undefined;
-    this.#entries.delete(key);
-    this.#entries.set(key, e);
-    return e;
-  }
-
-  /** The value while fresh at `now`; a stale entry is dropped. */
-  fresh(key: string, now: number): V | undefined {
-    const e = this.get(key);
-    if (e === undefined) return undefined;
-    if (e.until > now) return e.value;
-    this.#entries.delete(key);
-    return undefined;
-  }
-
-  set(key: string, value: V, until: number): void {
-    this.#entries.delete(key);
-    if (this.#entries.size >= this.#max) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
-    }
-    this.#entries.set(key, { value, until });
-  }
-
-  delete(key: string): void {
-    this.#entries.delete(key);
-  }
-
-  get size(): number {
-    return this.#entries.size;
-  }
+/** The value of `key` in `map` while fresh at `now`; a stale entry is dropped. */
+function fresh<V>(map: LruMap<string, Expiring<V>>, key: string, now: number): V | undefined {
+  const e = map.get(key);
+  if (e === undefined) return undefined;
+  if (e.until > now) return e.value;
+  map.delete(key);
+  return undefined;
 }
 
 /** Which reviews a request may cause: a token granted before renews, any other is a stranger's. */
@@ -117,11 +88,11 @@ type Lane = { readonly kind: 'renewal' } | { readonly kind: 'stranger'; readonly
 export class MetricsAuthorizer {
   readonly #transport: KubeTransport;
   readonly #now: () => number;
-  readonly #granted = new BoundedMap<ReviewedUser>(METRICS_AUTH_LIMITS.grantedEntries);
-  readonly #authenticated = new BoundedMap<ReviewedUser>(METRICS_AUTH_LIMITS.cacheEntries);
-  readonly #unauthenticated = new BoundedMap<string>(METRICS_AUTH_LIMITS.cacheEntries);
-  readonly #allowed = new BoundedMap<true>(METRICS_AUTH_LIMITS.grantedEntries);
-  readonly #denied = new BoundedMap<true>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #granted = new LruMap<string, Expiring<ReviewedUser>>(METRICS_AUTH_LIMITS.grantedEntries);
+  readonly #authenticated = new LruMap<string, Expiring<ReviewedUser>>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #unauthenticated = new LruMap<string, Expiring<string>>(METRICS_AUTH_LIMITS.cacheEntries);
+  readonly #allowed = new LruMap<string, Expiring<true>>(METRICS_AUTH_LIMITS.grantedEntries);
+  readonly #denied = new LruMap<string, Expiring<true>>(METRICS_AUTH_LIMITS.cacheEntries);
   readonly #pacer = new AddressPacer({
     ratePerSecond: METRICS_AUTH_LIMITS.reviewsPerSecondPerAddress,
     burst: METRICS_AUTH_LIMITS.reviewBurstPerAddress,
@@ -197,9 +168,9 @@ export class MetricsAuthorizer {
     const now = this.#now();
     const granted = this.#granted.get(key);
     if (granted !== undefined && granted.until > now) return granted.value;
-    const known = granted === undefined ? this.#authenticated.fresh(key, now) : undefined;
+    const known = granted === undefined ? fresh(this.#authenticated, key, now) : undefined;
     if (known !== undefined) return known;
-    const refused = granted === undefined ? this.#unauthenticated.fresh(key, now) : undefined;
+    const refused = granted === undefined ? fresh(this.#unauthenticated, key, now) : undefined;
     if (refused !== undefined) return refused;
     const review = await this.#review<TokenReview>(lane, '/apis/authentication.k8s.io/v1/tokenreviews', {
       apiVersion: 'authentication.k8s.io/v1',
@@ -210,13 +181,18 @@ export class MetricsAuthorizer {
     const until = this.#now();
     if (status?.authenticated === true && status.user !== undefined) {
       const user = status.user;
-      if (granted !== undefined) this.#granted.set(key, user, until + METRICS_AUTH_LIMITS.authenticatedTtlMs);
-      else this.#authenticated.set(key, user, until + METRICS_AUTH_LIMITS.authenticatedTtlMs);
+      if (granted !== undefined)
+        this.#granted.set(key, { value: user, until: until + METRICS_AUTH_LIMITS.authenticatedTtlMs });
+      else
+        this.#authenticated.set(key, { value: user, until: until + METRICS_AUTH_LIMITS.authenticatedTtlMs });
       return user;
     }
     const reason = 'the token is not valid for this cluster';
     this.#granted.delete(key);
-    this.#unauthenticated.set(key, reason, until + METRICS_AUTH_LIMITS.unauthenticatedTtlMs);
+    this.#unauthenticated.set(key, {
+      value: reason,
+      until: until + METRICS_AUTH_LIMITS.unauthenticatedTtlMs,
+    });
     return reason;
   }
 
@@ -229,8 +205,8 @@ export class MetricsAuthorizer {
     lane: Lane,
   ): Promise<boolean> {
     const now = this.#now();
-    if (this.#allowed.fresh(decision, now) === true) return true;
-    if (this.#denied.fresh(decision, now) === true) return false;
+    if (fresh(this.#allowed, decision, now) === true) return true;
+    if (fresh(this.#denied, decision, now) === true) return false;
     const review = await this.#review<SubjectAccessReview>(
       lane,
       '/apis/authorization.k8s.io/v1/subjectaccessreviews',
@@ -250,15 +226,15 @@ export class MetricsAuthorizer {
     const authn = this.#granted.get(key) ?? this.#authenticated.get(key);
     const authnUntil = authn?.until ?? at + METRICS_AUTH_LIMITS.authenticatedTtlMs;
     if (review.status?.allowed === true) {
-      this.#allowed.set(decision, true, at + METRICS_AUTH_LIMITS.allowTtlMs);
+      this.#allowed.set(decision, { value: true, until: at + METRICS_AUTH_LIMITS.allowTtlMs });
       this.#authenticated.delete(key);
-      this.#granted.set(key, user, authnUntil);
+      this.#granted.set(key, { value: user, until: authnUntil });
       return true;
     }
-    this.#denied.set(decision, true, at + METRICS_AUTH_LIMITS.denyTtlMs);
+    this.#denied.set(decision, { value: true, until: at + METRICS_AUTH_LIMITS.denyTtlMs });
     if (this.#granted.get(key) !== undefined) {
       this.#granted.delete(key);
-      this.#authenticated.set(key, user, authnUntil);
+      this.#authenticated.set(key, { value: user, until: authnUntil });
     }
     return false;
   }

@@ -7,6 +7,7 @@
 // (`addEvent`) go through a token bucket per namespace: over its rate a key is queued after
 // the bucket's delay instead of at once, never dropped.
 
+import { namespaceOf } from '../../lib/keys.ts';
 import type { QueueObserver } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';
 
@@ -22,11 +23,6 @@ export interface WorkQueueOptions {
   readonly now?: () => number;
   /** Told of adds, hand-outs, completions and retries (metrics.ts's WorkQueueMetrics); default none. */
   readonly observer?: QueueObserver;
-}
-
-/** The namespace of a `namespace/name` key ('' for a key without one). */
-export function namespaceOf(key: string): string {
-  return key.slice(0, Math.max(0, key.indexOf('/')));
 }
 
 /**
