@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import { AITaskClient } from '../api/aitask-client.ts';
 import { APPROVE_ANNOTATION } from '../api/install.ts';
-import { findCondition } from '../api/status/conditions.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
 import { KubeTransport } from '../lib/kube/transport.ts';
 import { targetKey } from '../api/schema/target.ts';
@@ -288,10 +287,8 @@ export async function startOperator(o: OperatorOptions): Promise<RunningOperator
       sweeper?.soon();
     },
   });
-  const waitingForSlot = (): void => {
-    for (const t of taskCache.list())
-      if (findCondition(t.status?.conditions, 'RemediationAllowed')?.reason === 'ConcurrencyCapReached')
-        queue.add(objectKey(t));
+  const waitingForSlot = (waiting: readonly string[]): void => {
+    for (const key of waiting) queue.add(key);
   };
   const enqueueTasksOf = (d: KubeObject): void => {
     for (const key of taskCache.byIndex('target', objectKey(d))) queue.addEvent(key);

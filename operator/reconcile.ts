@@ -99,8 +99,11 @@ export interface ReconcilerDeps {
    * namespace (`--max-concurrent-remediations-per-namespace`).
    */
   readonly slots: RemediationSlots;
-  /** Called when a remediation slot is freed, so tasks waiting for one are reconciled at once. */
-  readonly onSlotFreed?: () => void;
+  /**
+   * Called with the keys of the tasks waiting for a remediation slot when one is freed
+   * (RemediationSlots `sync`, `forget`), so the caller requeues exactly those at once.
+   */
+  readonly onSlotFreed?: (waiting: readonly string[]) => void;
   readonly events: EventRecorder;
   readonly history: History;
   readonly telemetry: Telemetry;
@@ -217,7 +220,7 @@ export class Reconciler {
       acted = out.acted;
       return { requeueAfterMs: out.requeueAfterMs };
     } finally {
-      if (d.slots.sync(task.metadata.uid ?? key, task.status, acted)) d.onSlotFreed?.();
+      this.#wake(d.slots.sync(task.metadata.uid ?? key, task.status, acted));
     }
   }
 
@@ -500,9 +503,14 @@ export class Reconciler {
     else this.#stalled.delete(key);
   }
 
+  /** Hands the keys a freed slot woke (if any) to `onSlotFreed`. */
+  #wake(waiting: readonly string[]): void {
+    if (waiting.length > 0) this.#d.onSlotFreed?.(waiting);
+  }
+
   #forget(key: string): void {
     this.#stalled.delete(key);
-    if (this.#d.slots.forget(key)) this.#d.onSlotFreed?.();
+    this.#wake(this.#d.slots.forget(key));
     this.#d.advisor.forget(key);
   }
 }

@@ -24,25 +24,31 @@ test('remediation slots: capped, kept while the holder acts or has a decision in
   assert.equal(slots.acquire('ns/old', uid('ns/old')), undefined);
   assert.deepEqual(slots.acquire('ns/b', uid('ns/b')), full(['ns/a', 'ns/old']));
   assert.equal(slots.acquire('ns/a', uid('ns/a')), undefined, 'a holder keeps its slot');
-  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, true), false, 'acted this reconcile: kept');
-  assert.equal(
+  assert.deepEqual(slots.sync(uid('ns/a'), { phase: 'Healing' }, true), [], 'acted this reconcile: kept');
+  assert.deepEqual(
     slots.sync(uid('ns/a'), { phase: 'Healing', pendingDecision: inFlight }, false),
-    false,
+    [],
     'in flight: kept',
   );
-  assert.equal(slots.sync(uid('ns/old'), { phase: 'Healing' }, true), false);
-  assert.equal(slots.sync(uid('ns/old'), { phase: 'Healed' }, false), true, 'recovered: freed');
+  assert.deepEqual(slots.sync(uid('ns/old'), { phase: 'Healing' }, true), []);
+  assert.deepEqual(
+    slots.sync(uid('ns/old'), { phase: 'Healed' }, false),
+    ['ns/b'],
+    'recovered: freed, b woken',
+  );
   assert.equal(slots.acquire('ns/b', uid('ns/b')), undefined);
   assert.deepEqual(slots.acquire('ns/c', uid('ns/c')), full(['ns/a', 'ns/b']));
-  assert.equal(
+  assert.deepEqual(
     slots.sync(uid('ns/a'), { phase: 'Healing' }, false),
-    true,
-    'did not act (cooldown, at its replica bound, blocked): freed',
+    ['ns/c'],
+    'did not act (cooldown, at its replica bound, blocked): freed, c woken',
   );
-  assert.equal(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), false, 'a status never grants');
+  assert.deepEqual(slots.sync(uid('ns/a'), { phase: 'Healing' }, false), [], 'a status never grants');
   assert.equal(slots.acquire('ns/c', uid('ns/c')), undefined);
-  assert.equal(slots.forget('ns/c'), true);
-  assert.equal(slots.forget('ns/c'), false);
+  assert.deepEqual(slots.acquire('ns/d', uid('ns/d')), full(['ns/b', 'ns/c']));
+  assert.deepEqual(slots.forget('ns/c'), ['ns/d'], 'a deleted holder frees its slot: d woken');
+  assert.deepEqual(slots.holders(), ['ns/b']);
+  assert.deepEqual(slots.forget('ns/c'), []);
   assert.equal(new RemediationSlots(0, 0).acquire('x', 'u'), undefined, '0 means no cap');
 });
 
@@ -50,47 +56,53 @@ test('remediation slots: a grant refused by a later gate ends quietly (wakes no 
   const slots = new RemediationSlots(1, 0);
   assert.equal(slots.acquire('ns/a', 'ua'), undefined);
   assert.equal(slots.acquire('ns/b', 'ub')?.flag, '--max-concurrent-remediations');
-  assert.equal(
+  assert.deepEqual(
     slots.sync('ua', { phase: 'Monitoring' }, false),
-    false,
+    [],
     'refused by the cordon cap: freed quietly',
   );
   assert.deepEqual(slots.holders(), [], 'but freed all the same');
+  assert.deepEqual(slots.waiting(), ['ns/b'], 'b still waits');
   assert.equal(slots.acquire('ns/b', 'ub'), undefined);
-  assert.equal(slots.sync('ub', { phase: 'Healing' }, true), false, 'acted: kept');
-  assert.equal(
+  assert.deepEqual(slots.waiting(), [], 'granted: b waits no more');
+  assert.equal(slots.acquire('ns/c', 'uc')?.flag, '--max-concurrent-remediations');
+  assert.deepEqual(slots.sync('ub', { phase: 'Healing' }, true), [], 'acted: kept');
+  assert.deepEqual(
     slots.sync('ub', { phase: 'Healing' }, false),
-    true,
-    'a used grant ends: waiting tasks are woken',
+    ['ns/c'],
+    'a used grant ends: the waiting tasks are handed out',
   );
+  assert.deepEqual(slots.waiting(), [], 'handed out: they wait no more');
   assert.equal(slots.acquire('ns/b', 'ub'), undefined);
-  assert.equal(slots.sync('ub', { phase: 'Healing' }, false), false, 'a new grant starts unused');
+  assert.deepEqual(slots.sync('ub', { phase: 'Healing' }, false), [], 'a new grant starts unused');
 });
 
 test('remediation slots: a recreated task (same key, new UID) does not inherit the old grant', () => {
   const slots = new RemediationSlots(1, 0);
   assert.equal(slots.acquire('ns/a', 'uid-1'), undefined);
-  assert.equal(slots.sync('uid-2', { phase: 'Healing' }, false), false);
+  assert.deepEqual(slots.sync('uid-2', { phase: 'Healing' }, false), []);
   assert.equal(slots.acquire('ns/a', 'uid-2')?.flag, '--max-concurrent-remediations', 'uid-1 still holds it');
-  assert.equal(slots.forget('ns/a'), true, 'deleting the key frees the old grant');
+  assert.deepEqual(slots.waiting(), ['ns/a']);
+  assert.deepEqual(slots.forget('ns/a'), [], 'deleting the key frees the old grant and ends its wait');
+  assert.deepEqual(slots.holders(), []);
   assert.equal(slots.acquire('ns/a', 'uid-2'), undefined);
 });
 
 test('remediation slots: forged statuses count for nothing; two always-breaching namespaces in cooldown do not hold the pool', () => {
   const slots = new RemediationSlots(10, 5);
   for (let i = 0; i < 10; i++)
-    assert.equal(
+    assert.deepEqual(
       slots.sync(uid(`forger/t${i}`), { phase: 'Healing', pendingDecision: inFlight }, false),
-      false,
+      [],
     );
   assert.deepEqual(slots.holders(), [], 'ten forged Healing statuses hold nothing');
   for (const ns of ['a', 'b'])
     for (let i = 0; i < 5; i++) {
       const key = `${ns}/t${i}`;
       assert.equal(slots.acquire(key, uid(key)), undefined);
-      assert.equal(
+      assert.deepEqual(
         slots.sync(uid(key), { phase: 'Healing' }, true),
-        false,
+        [],
         'acted: held until the next reconcile',
       );
     }
@@ -114,8 +126,8 @@ test('remediation slots: the per-namespace share', () => {
   assert.equal(take('b/t0'), undefined, 'another namespace is not held back');
   assert.equal(take('b/t1'), undefined);
   assert.equal(take('c/t0')?.flag, '--max-concurrent-remediations', 'the pool is full');
-  assert.equal(slots.sync(uid('a/t0'), { phase: 'Healing' }, true), false);
-  assert.equal(slots.sync(uid('a/t0'), { phase: 'Healed' }, false), true);
+  assert.deepEqual(slots.sync(uid('a/t0'), { phase: 'Healing' }, true), []);
+  assert.deepEqual(slots.sync(uid('a/t0'), { phase: 'Healed' }, false), ['a/t2', 'c/t0']);
   assert.equal(take('a/t2'), undefined, 'a freed slot of the namespace is taken again');
   assert.equal(take('a/t1'), undefined, 'a holder keeps its slot');
   assert.equal(new RemediationSlots(0, 1).acquire('x/a', 'u1'), undefined);
@@ -177,6 +189,126 @@ test('remediation slots (property): holders are grants only, never over the cap 
       },
     ),
   );
+});
+
+test('remediation slots (property): a release hands out exactly the keys refused and not granted since, once', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 3 }),
+      fc.integer({ min: 0, max: 2 }),
+      fc.array(
+        fc.tuple(
+          fc.constantFrom('acquire', 'act', 'idle', 'forget'),
+          fc.constantFrom('a', 'b'),
+          fc.integer({ min: 0, max: 4 }),
+        ),
+        { maxLength: 120 },
+      ),
+      (cap, perNamespace, ops) => {
+        const slots = new RemediationSlots(cap, perNamespace);
+        const waiting = new Set<string>();
+        const used = new Set<string>();
+        for (const [op, ns, i] of ops) {
+          const key = `${ns}/t${i}`;
+          const held = slots.holders().includes(key);
+          let woken: readonly string[] = [];
+          if (op === 'acquire') {
+            if (slots.acquire(key, uid(key)) === undefined) waiting.delete(key);
+            else waiting.add(key);
+          } else if (op === 'act') woken = slots.sync(uid(key), { phase: 'Healing' }, true);
+          else if (op === 'idle') woken = slots.sync(uid(key), { phase: 'Healing' }, false);
+          else woken = slots.forget(key);
+          if (op === 'act' && held) used.add(key);
+          if (op === 'forget') waiting.delete(key);
+          const released = held && (op === 'forget' || (op === 'idle' && used.has(key)));
+          if (op === 'forget' || op === 'idle') used.delete(key);
+          assert.deepEqual(woken, released ? [...waiting].sort() : [], `${op} ${key}`);
+          if (released) waiting.clear();
+          assert.deepEqual(slots.waiting(), [...waiting].sort());
+        }
+      },
+    ),
+  );
+});
+
+test('remediation slots: who a release wakes, table', () => {
+  type Step = readonly [op: 'acquire' | 'act' | 'idle' | 'forget', key: string, woken?: readonly string[]];
+  const cases: readonly { name: string; cap: number; perNamespace: number; steps: readonly Step[] }[] = [
+    {
+      name: 'the cluster-wide cap: every refused key, in any namespace',
+      cap: 1,
+      perNamespace: 0,
+      steps: [
+        ['acquire', 'a/x'],
+        ['acquire', 'b/y'],
+        ['acquire', 'a/z'],
+        ['act', 'a/x'],
+        ['idle', 'a/x', ['a/z', 'b/y']],
+      ],
+    },
+    {
+      name: 'a refused key granted later waits no more',
+      cap: 1,
+      perNamespace: 0,
+      steps: [
+        ['acquire', 'a/x'],
+        ['acquire', 'a/y'],
+        ['forget', 'a/x', ['a/y']],
+        ['acquire', 'a/y'],
+        ['act', 'a/y'],
+        ['idle', 'a/y', []],
+      ],
+    },
+    {
+      name: 'an unused grant ends quietly; the waiters stay for the next release',
+      cap: 1,
+      perNamespace: 0,
+      steps: [
+        ['acquire', 'a/x'],
+        ['acquire', 'a/y'],
+        ['idle', 'a/x', []],
+        ['acquire', 'a/z'],
+        ['act', 'a/z'],
+        ['idle', 'a/z', ['a/y']],
+      ],
+    },
+    {
+      name: 'a deleted waiter is not handed out',
+      cap: 1,
+      perNamespace: 0,
+      steps: [
+        ['acquire', 'a/x'],
+        ['acquire', 'a/y'],
+        ['forget', 'a/y', []],
+        ['act', 'a/x'],
+        ['idle', 'a/x', []],
+      ],
+    },
+    {
+      name: 'the per-namespace share: the refused neighbour is woken',
+      cap: 0,
+      perNamespace: 1,
+      steps: [
+        ['acquire', 'a/x'],
+        ['acquire', 'a/y'],
+        ['acquire', 'b/z'],
+        ['act', 'a/x'],
+        ['idle', 'a/x', ['a/y']],
+      ],
+    },
+  ];
+  for (const c of cases) {
+    const slots = new RemediationSlots(c.cap, c.perNamespace);
+    for (const [op, key, woken] of c.steps) {
+      const out =
+        op === 'acquire'
+          ? (slots.acquire(key, uid(key)), [])
+          : op === 'forget'
+            ? slots.forget(key)
+            : slots.sync(uid(key), { phase: 'Healing' }, op === 'act');
+      if (woken !== undefined) assert.deepEqual(out, woken, `${c.name}: ${op} ${key}`);
+    }
+  }
 });
 
 test('cordon cap: table', () => {

@@ -15,7 +15,10 @@
 // day-long cooldown nor by sitting at its maxReplicas. Only a grant that was used for an
 // action wakes the tasks waiting for a slot when it ends: one refused by a later gate in the
 // same reconcile (CordonCapReached, no pod, the LLM's noop) ends quietly, so tasks refused one
-// after another cannot wake each other in a loop; they come back at their own interval.
+// after another cannot wake each other in a loop; they come back at their own interval. The
+// registry remembers whom it refused: the keys refused a slot and not granted one since are
+// the waiters, handed to the caller (and forgotten) when a slot is released, so the caller
+// requeues exactly those and never reads them back from statuses.
 
 import { targetNamespace } from '../../api/schema/target.ts';
 import type * as v2 from '../../api/schema/v2.ts';
@@ -45,6 +48,8 @@ export class RemediationSlots {
   readonly #grants = new Map<string, string>();
   /** UIDs of grants used for an action. */
   readonly #used = new Set<string>();
+  /** Keys refused a slot and not granted one since: the tasks waiting for a slot. */
+  readonly #waiting = new Set<string>();
 
   /**
    * `cap` slots in all (0: unlimited), of which the AITasks of one namespace hold at most
@@ -60,16 +65,30 @@ export class RemediationSlots {
     return [...new Set(this.#grants.values())].sort();
   }
 
+  /** Keys refused a slot and not granted one since, sorted: who a release wakes. */
+  waiting(): string[] {
+    return [...this.#waiting].sort();
+  }
+
   /**
    * Grants a slot to the AITask `uid` at `key` (kept if it already holds one); undefined when
    * granted, else which cap is full: the cluster-wide one first, then the share of `key`'s
-   * namespace. Both count only grants.
+   * namespace. Both count only grants. A refused key waits (`waiting`) until it is granted a
+   * slot, forgotten, or handed out by a release.
    */
   acquire(key: string, uid: string): SlotRefusal | undefined {
-    if (this.#grants.has(uid)) {
+    const refusal = this.#refusal(key, uid);
+    if (refusal !== undefined) this.#waiting.add(key);
+    else {
       this.#grants.set(uid, key);
-      return undefined;
+      this.#waiting.delete(key);
     }
+    return refusal;
+  }
+
+  /** Which cap refuses `key` a slot now; undefined when `uid` holds one or one is free. */
+  #refusal(key: string, uid: string): SlotRefusal | undefined {
+    if (this.#grants.has(uid)) return undefined;
     const holders = [...this.#grants.values()].sort();
     if (this.#cap > 0 && holders.length >= this.#cap)
       return { flag: '--max-concurrent-remediations', cap: this.#cap, holders };
@@ -82,26 +101,30 @@ export class RemediationSlots {
         namespace,
         holders: neighbours,
       };
-    this.#grants.set(uid, key);
     return undefined;
   }
 
   /**
    * At the end of a reconcile of `uid`: ends its grant unless that reconcile `acted` or its
    * latest `status` has a decision in flight (written, its action not yet recorded). A status
-   * never creates a grant. Returns true when a grant used for an action ended (waiting tasks
-   * should be woken); a grant that ends unused returns false.
+   * never creates a grant. When a grant used for an action ends, returns the waiting keys
+   * (sorted), which stop waiting: the caller requeues them. Otherwise, also when a grant
+   * ends unused, returns none and the waiters keep waiting.
    */
-  sync(uid: string, status: v2.Status | undefined, acted: boolean): boolean {
-    if (!this.#grants.has(uid)) return false;
+  sync(uid: string, status: v2.Status | undefined, acted: boolean): readonly string[] {
+    if (!this.#grants.has(uid)) return [];
     if (acted) this.#used.add(uid);
-    if (acted || isInFlight(status?.pendingDecision)) return false;
+    if (acted || isInFlight(status?.pendingDecision)) return [];
     this.#grants.delete(uid);
-    return this.#used.delete(uid);
+    return this.#used.delete(uid) ? this.#release() : [];
   }
 
-  /** Ends every grant held at `key` (the AITask is gone); returns true when one was freed. */
-  forget(key: string): boolean {
+  /**
+   * Ends every grant held at `key` and its wait (the AITask is gone). When a grant ended,
+   * returns the waiting keys (sorted) as `sync` does; else none.
+   */
+  forget(key: string): readonly string[] {
+    this.#waiting.delete(key);
     let freed = false;
     for (const [uid, k] of this.#grants)
       if (k === key) {
@@ -109,7 +132,14 @@ export class RemediationSlots {
         this.#used.delete(uid);
         freed = true;
       }
-    return freed;
+    return freed ? this.#release() : [];
+  }
+
+  /** The waiting keys, sorted, which stop waiting. */
+  #release(): string[] {
+    const woken = this.waiting();
+    this.#waiting.clear();
+    return woken;
   }
 
   /** The cluster-wide cap (0: unlimited). */
