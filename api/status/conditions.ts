@@ -52,23 +52,50 @@ export const Reason = {
   MaxAttemptsReached: 'MaxAttemptsReached',
   ConcurrencyCap: 'ConcurrencyCapReached',
   CordonCap: 'CordonCapReached',
+  NodeAlreadyCordoned: 'NodeAlreadyCordoned',
+  AtMaxReplicas: 'AtMaxReplicas',
+  AtMinReplicas: 'AtMinReplicas',
+  PodDisruptionBudget: 'PodDisruptionBudget',
+  NoPodToRestart: 'NoPodToRestart',
   LLMAdvice: 'LLMAdvice',
   LLMFallback: 'LLMFallback',
   LLMCircuitOpen: 'LLMCircuitOpen',
   LLMNotAllowed: 'LLMEndpointNotAllowed',
   LLMInsecureEndpoint: 'LLMInsecureEndpoint',
   LLMResponseTooLarge: 'LLMResponseTooLarge',
+  LLMBudgetExhausted: 'LLMBudgetExhausted',
+  LLMTimeout: 'LLMTimeout',
+  LLMUnreachable: 'LLMUnreachable',
+  LLMHTTPError: 'LLMHTTPError',
+  LLMInvalidAnswer: 'LLMInvalidAnswer',
+  LLMActionNotAllowed: 'LLMActionNotAllowed',
+  /** A request the apiserver rejected as invalid, or a spec that breaks its schema's rules. */
+  Invalid: 'Invalid',
+  /** A kind the apiserver does not serve. */
+  KindNotServed: 'KindNotServed',
   Forbidden: 'Forbidden',
   Allowed: 'Allowed',
   Reconciled: 'Reconciled',
   Progressing: 'Progressing',
+  /** Event: an approval annotation that approves nothing now. */
+  ApprovalIgnored: 'ApprovalIgnored',
+  /** Events: a decision an earlier run left in flight, and what its verification found. */
+  DecisionInterrupted: 'DecisionInterrupted',
+  DecisionVerified: 'DecisionVerified',
+  DecisionUnverified: 'DecisionUnverified',
+  /** Events of the finalizer's and the mark sweep's cleanup of cordons. */
+  Uncordoned: 'Uncordoned',
+  UncordonRefused: 'UncordonRefused',
+  CordonMarkDropped: 'CordonMarkDropped',
 } as const;
+/** A reason of the vocabulary: what a condition or an Event of the operator may say. */
+export type ReasonName = (typeof Reason)[keyof typeof Reason];
 
 /** What a caller wants a condition to say; observedGeneration and times are filled in. */
 export interface ConditionInput {
-  type: string;
+  type: ConditionTypeName;
   status: 'True' | 'False' | 'Unknown';
-  reason: string;
+  reason: ReasonName;
   message: string;
 }
 
@@ -100,20 +127,23 @@ export function setCondition(
 }
 
 /** Removes the condition of `type`, if present. */
-export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
+export function removeCondition(
+  conditions: readonly Condition[] | undefined,
+  type: ConditionTypeName,
+): Condition[] {
   return (conditions ?? []).filter((c) => c.type !== type);
 }
 
 /** The condition of `type`, if present. */
 export function findCondition(
   conditions: readonly Condition[] | undefined,
-  type: string,
+  type: ConditionTypeName,
 ): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
 /** True when the condition of `type` exists with status True. */
-export function isTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
+export function isTrue(conditions: readonly Condition[] | undefined, type: ConditionTypeName): boolean {
   return findCondition(conditions, type)?.status === 'True';
 }
 

@@ -73,8 +73,16 @@ export type BlockReason =
 /** The outcome of the rules. */
 export type Verdict =
   | { readonly kind: 'paused' }
-  | { readonly kind: 'targetMissing'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'metricUnavailable'; readonly reason: string; readonly message: string }
+  | {
+      readonly kind: 'targetMissing';
+      readonly reason: Extract<TargetObservation, { found: false }>['reason'];
+      readonly message: string;
+    }
+  | {
+      readonly kind: 'metricUnavailable';
+      readonly reason: Extract<MetricObservation, { ok: false }>['reason'];
+      readonly message: string;
+    }
   | { readonly kind: 'healthy'; readonly value: number }
   | {
       readonly kind: 'breachPending';

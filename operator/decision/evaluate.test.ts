@@ -137,7 +137,7 @@ test('LLMAvailable is dropped when the task leaves LLM mode; extra conditions an
       source: 'llm',
       note: 'LLM advice ScaleUp (confidence 0.9): load',
       conditions: [{ type: 'LLMAvailable', status: 'True', reason: 'LLMAdvice', message: 'ok' }],
-      events: [{ type: 'Normal', reason: 'X', action: 'Advise', note: 'n' }],
+      events: [{ type: 'Normal', reason: 'LLMAdvice', action: 'Advise', note: 'n' }],
     },
   );
   assert.ok(withLLM.act);
@@ -146,7 +146,7 @@ test('LLMAvailable is dropped when the task leaves LLM mode; extra conditions an
   assert.equal(findCondition(withLLM.status.conditions, 'LLMAvailable')?.status, 'True');
   assert.deepEqual(
     withLLM.events.map((e) => e.reason),
-    ['X', 'ThresholdBreached'],
+    ['LLMAdvice', 'ThresholdBreached'],
   );
   const rules = step({ ...base, status: withLLM.status }, 0.1, T0 + 1000);
   assert.equal(findCondition(rules.status.conditions, 'LLMAvailable'), undefined);

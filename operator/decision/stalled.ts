@@ -11,7 +11,7 @@ import { cond, event, withConditions, type EventSpec, type Task } from './vocabu
 
 /** A failure that retrying cannot fix: a condition reason and the apiserver's message. */
 export interface StallCause {
-  readonly reason: string;
+  readonly reason: 'Forbidden' | 'Invalid' | 'KindNotServed';
   readonly message: string;
 }
 

@@ -4,13 +4,16 @@
 // outcome.ts (after it), settle.ts and approval.ts.
 
 import type * as v2 from '../../api/schema/v2.ts';
-import { setCondition, type ConditionInput } from '../../api/status/conditions.ts';
+import { setCondition, type ConditionInput, type ReasonName } from '../../api/status/conditions.ts';
 import type { ActionPlan, BlockReason } from './decide.ts';
+
+/** The reason of an Event: one of the vocabulary, or the action the operator ran. */
+export type EventReason = ReasonName | v2.Action;
 
 /** An Event to record on the AITask. `action` is what the operator did (events.k8s.io `action`). */
 export interface EventSpec {
   readonly type: 'Normal' | 'Warning';
-  readonly reason: string;
+  readonly reason: EventReason;
   readonly action: string;
   readonly note: string;
 }
@@ -25,9 +28,9 @@ export type Task = Pick<v2.AITask, 'metadata' | 'spec' | 'status'>;
 
 /** A condition input. */
 export function cond(
-  type: string,
+  type: ConditionInput['type'],
   status: ConditionInput['status'],
-  reason: string,
+  reason: ConditionInput['reason'],
   message: string,
 ): ConditionInput {
   return { type, status, reason, message };
@@ -51,7 +54,7 @@ export function without(s: v2.Status, ...keys: (keyof v2.Status)[]): v2.Status {
 }
 
 /** An Event spec. */
-export function event(type: EventSpec['type'], reason: string, action: string, note: string): EventSpec {
+export function event(type: EventSpec['type'], reason: EventReason, action: string, note: string): EventSpec {
   return { type, reason, action, note };
 }
 

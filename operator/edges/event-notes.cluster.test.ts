@@ -22,7 +22,7 @@ test('a note of 2,000 multi-byte characters is recorded, cut to 1 KiB of UTF-8',
     kind: 'AITask',
     metadata: { name: 'notes', namespace: ns, uid: '00000000-0000-4000-8000-000000000001' },
   } as const;
-  await recorder.record(task, [{ type: 'Normal', reason: 'Noted', action: 'Record', note }]);
+  await recorder.record(task, [{ type: 'Normal', reason: 'Reconciled', action: 'Record', note }]);
   assert.deepEqual(warnings, [], 'the Event was not refused');
 
   const recorded = (await c.events.list(ns)).items.filter(
