@@ -69,8 +69,8 @@ export function observeTarget(
 
 /**
  * The PromQL parser behind confineQuery, loaded with the first task that brings its own query:
- * decoding the grammar's tables at import cost every start ~5 ms of CPU and an optimizing
- * compile (~5 MiB of the node binary's compiler paged in), though tasks on the default query
+ * decoding the grammar's tables at import costs every start CPU and an optimizing compile
+ * (the node binary's compiler paged in: docs/benchmarks.md), though tasks on the default query
  * never parse PromQL.
  */
 let confinement: Promise<typeof import('./decision/confine.ts')> | undefined;

@@ -1,4 +1,4 @@
-// Cluster-wide guardrails against remediation storms (DESIGN §4, peers §4): a cap on
+// Cluster-wide guardrails against remediation storms: a cap on
 // remediations in flight across all AITasks (`--max-concurrent-remediations`) and a share of
 // it per namespace (`--max-concurrent-remediations-per-namespace`, so one tenant cannot hold
 // every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`) and on

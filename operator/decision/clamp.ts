@@ -1,7 +1,7 @@
 // Defence in depth for the values a reconcile uses: the apiserver validates a custom
 // resource only at the version it is written in, so a value outside the v2 schema's bounds
-// can still be stored (a conversion once let `intervalSeconds: 0` through and the operator
-// ran 22,730 reconciles in 10 s). Every numeric spec field is clamped to the bounds of
+// can still be stored (an `intervalSeconds: 0` stored through a conversion would have the
+// operator reconcile without pause). Every numeric spec field is clamped to the bounds of
 // api/schema/v2.ts (read from the schema itself, so the two never drift), a value of the
 // wrong type is dropped (the operator default applies) and the requeue delay is bounded, so
 // no stored value can make the operator hot-loop. A spec that breaks one of v2's CEL rules

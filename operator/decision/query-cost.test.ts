@@ -1,5 +1,5 @@
 // The cost bound on tenants' PromQL (query-cost.ts), through confineQuery and boundQuery as
-// the operator calls them: a table of the shapes that matter (issue 30's reproduction, every
+// the operator calls them: a table of the shapes that matter (a day at a millisecond step, every
 // way to write a duration, nesting, offsets and @) and a property over generated nested
 // queries, each built with the window it reads and the finest step it evaluates, so any
 // query within the bounds is accepted and any beyond them refused.
@@ -44,7 +44,7 @@ test('cost bounds: table', () => {
   ];
   for (const q of ok) assert.equal(verdict(q), 'ok', q);
   const refused: [string, RegExp][] = [
-    // Issue 30's reproduction: a day at a millisecond step.
+    // The costliest shape a tenant writes in a few characters: a day at a millisecond step.
     [
       'max(max_over_time(x{deployment="m"}[1d:1ms]))',
       /x\{deployment="m"\}\[1d:1ms\] reads a 24h0m0s window, wider than --max-query-range 1h0m0s/,

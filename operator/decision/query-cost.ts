@@ -1,4 +1,4 @@
-// The cost bound on a tenant's PromQL (issue 30, item 8): confinement keeps a query inside its
+// The cost bound on a tenant's PromQL: confinement keeps a query inside its
 // namespace, but `max_over_time(x[1d:1ms])` confined is still 86 million evaluations that one
 // tenant makes the shared Prometheus hold in memory. As Thanos' and Cortex's query frontends do,
 // a query is refused before it is sent when it would read a wider window or evaluate at a finer

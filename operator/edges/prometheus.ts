@@ -2,12 +2,12 @@
 // failure — unreachable, bad query, no data, ambiguous result — as a MetricObservation,
 // so the reconciler reports it in the MetricsAvailable condition and never acts on it.
 // Queries go over node:http with kept-alive connections: fetch allocated several times as
-// much per query, and with thousands of AITasks that garbage alone kept RSS ~60 MiB higher.
+// much per query, garbage that thousands of AITasks turn into resident memory (docs/benchmarks.md).
 // Every message lands in tenants' status and Events, so the URL in it is redacted
 // (lib/redact.ts: no userinfo, no query string), error texts included.
 // Each query carries Prometheus' own `timeout` parameter, the client's timeout: a query the
-// operator gives up on is stopped by Prometheus too, instead of running on in its memory
-// (issue 30, item 8). The client waits a little longer than that, so what a task reports is
+// operator gives up on is stopped by Prometheus too, instead of running on in its memory.
+// The client waits a little longer than that, so what a task reports is
 // Prometheus' own answer, which says where the query was stopped.
 
 import * as http from 'node:http';

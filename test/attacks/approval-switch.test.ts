@@ -1,7 +1,7 @@
-// Attacks on manual approval (issue 22): an admin reviews the decision an AITask waits on
+// Attacks on manual approval: an admin reviews the decision an AITask waits on
 // and approves its id; in the same moment the tenant points spec.target.name at another
-// Deployment, or deletes the pod a RestartPod named so that another is chosen. Before, the
-// approved id executed against the other Deployment or pod. Now the approval is void (an
+// Deployment, or deletes the pod a RestartPod named so that another is chosen. The approved id
+// must not execute against the other Deployment or pod: the approval is void (an
 // ApprovalIgnored Event says what changed), nothing is acted on, and the decision is made
 // again under a new id, waiting for a new approval. The operator runs under the shipped RBAC
 // (operatorFor).

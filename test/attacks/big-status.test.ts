@@ -1,4 +1,4 @@
-// Attack 2 of issue 30, "big status, OOM on every start": a tenant who may write
+// Attack "big status, OOM on every start": a tenant who may write
 // aitasks/status fills the status of many AITasks so that the operator's first list after a
 // restart is too big for its heap. Closed in two places: the CRD bounds every status field
 // (api/schema, api/crd-bounds.test.ts), so the apiserver refuses each oversized field with

@@ -1,5 +1,5 @@
 // Attacks on the operator's memory through what a tenant may write on its own AITasks
-// (issue 22, bounded caches): annotations up to the apiserver's 256 KiB limit on every task,
+// (bounded caches): annotations up to the apiserver's 256 KiB limit on every task,
 // and an approval annotation (the one annotation the cache keeps) too large to be one. The
 // caches keep only what the operator reads (operator/runtime/trim.ts) and refuse what is
 // still too large, so the cache grows by a few hundred bytes per task, not by the

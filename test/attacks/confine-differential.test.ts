@@ -1,4 +1,4 @@
-// The tenant boundary for queries (DESIGN §10, issue 21 item 2), proven differentially: a
+// The tenant boundary for queries, proven differentially: a
 // tenant's trigger.query runs with the operator's Prometheus access, so whatever PromQL a
 // tenant writes, once confined to its namespace, must answer exactly as it would on a
 // Prometheus that holds nothing but that namespace's series. fast-check writes the queries
@@ -451,7 +451,7 @@ test('hand-written escapes: where the two parsers could disagree, the confined q
   const a = onlyA;
   assert.ok(both && a, 'both Prometheus servers started');
   const attacks = [
-    // The reproduction of issue 21: the matcher appended inside a trailing comment.
+    // A matcher appended inside a trailing comment would confine nothing.
     'max(demo_load{pod="p1" #\n})',
     '{"demo.dotted" #\n}',
     'demo_load{pod="p1", # c\n}',

@@ -1,6 +1,6 @@
-// Attack on the node reads of CordonNode evaluations (issue 30, item 7): while the cordon cap
+// Attack on the node reads of CordonNode evaluations: while the cordon cap
 // is full, every evaluation of a breaching CordonNode task is refused (CordonCapReached), and
-// each used to list every node to find that out. Mallory keeps twenty such tasks breaching;
+// each could list every node to find that out. Mallory keeps twenty such tasks breaching;
 // the operator reads the nodes from one list shared by all of them per period, so the node
 // LISTs the apiserver counts follow the clock, not the number of tasks or evaluations, and a
 // refused task comes back at its interval like any other requeue. Played with mallory's own

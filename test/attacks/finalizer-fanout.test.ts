@@ -1,4 +1,4 @@
-// Attack on the finalizer's fan-out (issue 30, item 5): status.cordonedNodes is written by
+// Attack on the finalizer's fan-out: status.cordonedNodes is written by
 // anyone who may write aitasks/status, so mallory fills it with thousands of made-up node
 // names on four of her tasks and deletes them. The finalizer looks up only the nodes that
 // carry the operator's own mark for each task, from the node view it shares with every

@@ -1,4 +1,4 @@
-// Attack on what the advisor learns about an LLM server (issue 30, item 6): mallory points her
+// Attack on what the advisor learns about an LLM server: mallory points her
 // task at the shared endpoint with a model named so that the server's error text names
 // `response_format` (`The model "response_format-7b" does not exist`), which reads like a
 // refusal of structured output. Before, the advisor then dropped structured output for the

@@ -1,5 +1,5 @@
 // Integration test of `kubectl aiops force-finalize` against a status written to make it fan
-// out (issue 30, item 9): status.cordonedNodes, which anyone who may write aitasks/status
+// out: status.cordonedNodes, which anyone who may write aitasks/status
 // fills, lists thousands of made-up node names beside the one node the AITask's mark is on.
 // Run through the real kubectl as an engineer runs it, the dry run reads the nodes with one
 // LIST (the apiserver answers no GET for a made-up name), still names the marked node to

@@ -1,7 +1,7 @@
-// Heavy PromQL on the shared Prometheus (issue 30, item 8). Confinement keeps mallory's query in
+// Heavy PromQL on the shared Prometheus. Confinement keeps mallory's query in
 // her namespace, but `max(max_over_time(x{deployment="m"}[1d:1ms]))` confined is still 86
-// million evaluations: four at a time took a real Prometheus from 57 to 1,957 MiB, and the
-// query ran on after the operator gave up. Here mallory writes that query and other shapes
+// million evaluations: four at a time take a real Prometheus to gigabytes, and the query
+// runs on after the operator gives up. Here mallory writes that query and other shapes
 // over the bounds (a wide range, a tiny step, an omitted step, nested subqueries whose windows
 // add up): each is refused on her task (MetricsAvailable=False, QueryTooExpensive, naming the
 // flag) and never reaches Prometheus — Prometheus' own count of /api/v1/query requests does

@@ -1,4 +1,4 @@
-// Attack on the on-call terminal (issue 22): a tenant writes escape sequences into every
+// Attack on the on-call terminal: a tenant writes escape sequences into every
 // field `kubectl aiops` prints — spec.trigger.query, llm.model, status and condition
 // messages, a decision's reason, an Event note, the holder of a Lease, a kept generation's
 // spec — and an engineer runs every command in every output format through the real kubectl.

@@ -1,4 +1,4 @@
-// Attack on /metrics as shipped (issue 30, item 4): peers on two loopback addresses (127.0.0.2
+// Attack on /metrics as shipped: peers on two loopback addresses (127.0.0.2
 // and 127.0.0.3, two pods) send random bearer tokens as fast as they can while the scraper bound
 // to the aiops-metrics-reader ClusterRole keeps scraping. Every scrape must succeed (its grant
 // is cached apart from the flood's failures), and the TokenReviews the operator sends, counted
