@@ -1,7 +1,7 @@
 // A full garbage collection on demand, without `--expose-gc` on node's command line: that
 // flag changes V8's flag hash, so Node rejects the code cache built into its binary and
-// compiles every built-in module the operator loads from source (measured: the built-ins an
-// HTTPS operator loads take 20 ms instead of 9; start -> /readyz ~30 ms longer). The function
+// compiles every built-in module the operator loads from source, which slows every start
+// (docs/benchmarks.md). The function
 // is made on first use, after start: V8's `gc` extension is set by flag at run time and read
 // from a new context (it is installed when a context is created), as Jest's --logHeapUsage
 // does. A `gc` the process already has (node --expose-gc) is used as it is.
