@@ -17,7 +17,7 @@ import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
 import { DEFAULT_QUERY_BOUNDS } from './decision/query-cost.ts';
 import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
 import { DEFAULT_MARK_SWEEP_MS } from './mark-sweep.ts';
-import { DEFAULT_LLM_MAX_TIMEOUT_MS } from './reconcile.ts';
+import { DEFAULT_LLM_MAX_TIMEOUT_MS } from './preflight.ts';
 
 /**
  * Default of `--max-concurrent-reconciles`: 4, so that LLM calls (≤ --llm-max-timeout each)

@@ -1,9 +1,11 @@
 // The bounds reconcile puts on calls that hold a worker: the tenant's LLM timeout capped by
-// --llm-max-timeout, and a deadline after which the worker stops waiting for a call.
+// --llm-max-timeout (preflight.ts), and a deadline after which the worker stops waiting for
+// a call (lib/deadline.ts).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { boundLLMTimeout, withDeadline } from './reconcile.ts';
+import { withDeadline } from '../lib/deadline.ts';
+import { boundLLMTimeout } from './preflight.ts';
 
 test('boundLLMTimeout: the lower of the task timeout and the cap; unset is the cap', () => {
   const table: [number | undefined, number, number][] = [

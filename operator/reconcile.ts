@@ -3,11 +3,11 @@
 // settle a decision an earlier run left in flight (verify its effect) → record the spec
 // revision → clamp the spec to the schema's bounds (a stored out-of-bounds value never makes
 // it hot-loop) → resolve the target (one AITask per Deployment) → read the metric (a tenant's
-// query confined to the target's namespace) → decide (pure) → approval → gates
+// query confined to the target's namespace) → decide (pure) → approval → preflight
 // (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
 // decision → act → write the outcome → requeue after intervalSeconds. When the computed
 // status equals the stored one nothing is written and no Event is recorded. The observations
-// are observe.ts, the deletion cleanup finalize.ts.
+// are observe.ts, the checks before acting preflight.ts, the deletion cleanup finalize.ts.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
@@ -18,14 +18,12 @@ import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../lib/log.ts';
 import { targetKey, targetNamespace } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { adviceContext, applyAdvice } from './llm/advice.ts';
-import type { Advisor, LLMSpec } from './llm/advisor.ts';
-import { applyApproval, approvalVoided, choiceChanged } from './decision/approval.ts';
-import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
-import { mayTarget, type RemediationSlots } from './decision/caps.ts';
+import { withDeadline } from '../lib/deadline.ts';
+import { applyApproval } from './decision/approval.ts';
+import type { Prepared } from './edges/actions.ts';
+import { mayTarget } from './decision/caps.ts';
 import { boundRequeue, brokenRules, clampSpec } from './decision/clamp.ts';
-import { blockAct, decide, type Defaults, type Verdict } from './decision/decide.ts';
-import type { EventRecorder } from './edges/events.ts';
+import { decide } from './decision/decide.ts';
 import type { History } from './edges/history.ts';
 import type { Result } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
@@ -43,9 +41,7 @@ import { finalizeTask } from './finalize.ts';
 import type { MetricReader } from './edges/prometheus.ts';
 import { observeMetric, observeTarget } from './observe.ts';
 import type { QueryBounds } from './decision/query-cost.ts';
-
-/** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
-export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
+import { choiceToApprove, preflight, type PreflightDeps } from './preflight.ts';
 
 /**
  * Longest a Prometheus query holds a worker, in ms: the client's own 5 s per-query timeout
@@ -54,61 +50,21 @@ export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
  */
 export const PROMETHEUS_DEADLINE_MS = 6_000;
 
-/** Time the LLM advisor gets past its own timeout before the worker stops waiting for it, in ms. */
-const LLM_DEADLINE_GRACE_MS = 1_000;
-
-/**
- * `llm` with its timeout bounded by the operator's `maxMs`: the task's `timeoutSeconds` when
- * it is lower, else (also when unset) `maxMs` in seconds.
- */
-export function boundLLMTimeout(llm: LLMSpec, maxMs: number): LLMSpec {
-  const max = maxMs / 1000;
-  const own = llm.timeoutSeconds;
-  return own !== undefined && own <= max ? llm : { ...llm, timeoutSeconds: max };
-}
-
-/**
- * `call`'s result, or `late()`'s once `ms` have passed without one: the worker stops waiting
- * (the call itself ends by its own timeout; what it returns then is dropped). A call that
- * rejects rejects here too.
- */
-export async function withDeadline<T>(call: Promise<T>, ms: number, late: () => T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(late()), ms);
-  });
-  try {
-    return await Promise.race([call, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Everything reconcile reads from and writes to. */
-export interface ReconcilerDeps {
+/** Everything reconcile reads from and writes to (with what its preflight reads). */
+export interface ReconcilerDeps extends PreflightDeps {
   readonly tasks: AITaskClient;
   readonly taskCache: Informer<v2.AITask>;
   readonly deployments: Informer<Deployment>;
   /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
   readonly prometheus: MetricReader;
-  readonly actions: Actions;
-  /** The LLM advisor for AITasks in decision mode LLM. */
-  readonly advisor: Advisor;
-  /**
-   * Remediations in flight across all AITasks (`--max-concurrent-remediations`) and per
-   * namespace (`--max-concurrent-remediations-per-namespace`).
-   */
-  readonly slots: RemediationSlots;
   /**
    * Called with the keys of the tasks waiting for a remediation slot when one is freed
    * (RemediationSlots `sync`, `forget`), so the caller requeues exactly those at once.
    */
   readonly onSlotFreed?: (waiting: readonly string[]) => void;
-  readonly events: EventRecorder;
   readonly history: History;
   readonly telemetry: Telemetry;
   readonly log: Logger;
-  readonly defaults: Defaults;
   /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}` are the target's. */
   readonly defaultQuery: string;
   /** Allow targets outside the AITask's namespace (default false: refused). */
@@ -117,12 +73,6 @@ export interface ReconcilerDeps {
   readonly confineQueries: boolean;
   /** Cost bounds on `trigger.query` (`--max-query-range`, `--min-query-resolution`; default DEFAULT_QUERY_BOUNDS). */
   readonly queryBounds?: QueryBounds;
-  /**
-   * Longest an LLM call may hold a worker, in ms (`--llm-max-timeout`; default
-   * DEFAULT_LLM_MAX_TIMEOUT_MS, 10 s): a task's `llm.timeoutSeconds` above it, or unset, is
-   * this. No retries (the next reconcile asks again, within the LLM budget).
-   */
-  readonly llmMaxTimeoutMs?: number;
   /** Clock in ms (default Date.now). */
   readonly now?: () => number;
   /** Id for a new decision (default random UUID). */
@@ -265,11 +215,9 @@ export class Reconciler {
     };
     let prepared: Prepared | undefined;
     if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && deployment !== undefined)
-      extra = await this.#choiceToApprove(task, verdict.plan, deployment, extra);
-    if (verdict.kind === 'act' && deployment !== undefined) {
-      const gated = await this.#gate(key, task, verdict, deployment, extra, now);
-      ({ verdict, extra, prepared } = gated);
-    }
+      extra = await choiceToApprove(d.actions, task, verdict.plan, deployment, extra);
+    if (verdict.kind === 'act' && deployment !== undefined)
+      ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, deployment, extra, now));
     if (verdict.kind === 'blocked' || verdict.kind === 'targetMissing')
       d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
     if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
@@ -342,98 +290,6 @@ export class Reconciler {
       message: outcome.message,
     });
     return recorded;
-  }
-
-  /**
-   * The gates between the rules' `act` and the action: a remediation slot, the LLM's advice
-   * (LLM mode, not for an approved decision), and resolving the pod or node within the caps.
-   */
-  async #gate(
-    key: string,
-    task: v2.AITask,
-    act: Extract<Verdict, { kind: 'act' }>,
-    deployment: Deployment,
-    extra: EvaluationExtra,
-    now: number,
-  ): Promise<{ verdict: Verdict; extra: EvaluationExtra; prepared?: Prepared }> {
-    const d = this.#d;
-    if (act.plan.action !== 'Noop') {
-      const refused = d.slots.acquire(key, task.metadata.uid ?? key);
-      if (refused !== undefined) {
-        const { holders, namespace, flag, cap } = refused;
-        const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
-        return {
-          verdict: blockAct(
-            act,
-            'ConcurrencyCapReached',
-            `${holders.length} remediations in flight${where} (${flag}=${cap}): ${holders.slice(0, 5).join(', ')}${holders.length > 5 ? ', …' : ''}`,
-          ),
-          extra,
-        };
-      }
-    }
-    let verdict: Extract<Verdict, { kind: 'act' }> = act;
-    const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
-    if (llm !== undefined && extra.decisionId === undefined) {
-      const targetNs = deployment.metadata.namespace ?? '';
-      const reasons = await d.events.recentReasons(targetNs, deployment.metadata.name ?? '', now);
-      const ctx = adviceContext(task, act.value, act.since, deployment, reasons, now, d.defaults);
-      const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
-      const advice = await withDeadline(
-        d.advisor.advise(key, bounded, ctx),
-        (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS,
-        () => ({
-          kind: 'fallback' as const,
-          reason: 'LLMTimeout' as const,
-          message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
-        }),
-      );
-      const advised = applyAdvice(act.plan, advice);
-      verdict = { ...act, plan: advised.plan };
-      extra = { ...extra, ...advised.extra };
-    }
-    const prepared = await d.actions.prepare(verdict.plan, deployment, {
-      uid: task.metadata.uid ?? '',
-      namespace: task.metadata.namespace ?? '',
-    });
-    if ('blockedBy' in prepared)
-      return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
-    const effect = effectOf(prepared);
-    const waiting = task.status?.pendingDecision;
-    const changed =
-      extra.decisionId !== undefined && waiting?.id === extra.decisionId
-        ? choiceChanged(waiting.effect, effect)
-        : undefined;
-    if (changed !== undefined && waiting !== undefined) {
-      // Not the approved decision any more: no id or note of it (an approved one asked no LLM).
-      return {
-        verdict: blockAct(verdict, 'AwaitingApproval', `${waiting.action} waits for manual approval`),
-        extra: {
-          ...(extra.targetUID !== undefined ? { targetUID: extra.targetUID } : {}),
-          effect,
-          events: [...(extra.events ?? []), approvalVoided(waiting.id, changed)],
-        },
-      };
-    }
-    return { verdict, extra: { ...extra, effect }, prepared };
-  }
-
-  /**
-   * The pod (and node) a RestartPod or CordonNode waiting for approval would act on now,
-   * recorded in its decision: the approver sees it, and the approval is bound to it.
-   */
-  async #choiceToApprove(
-    task: v2.AITask,
-    plan: Extract<Verdict, { kind: 'blocked' }>['plan'],
-    deployment: Deployment,
-    extra: EvaluationExtra,
-  ): Promise<EvaluationExtra> {
-    if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
-    const chosen = await this.#d.actions.prepare(plan, deployment, {
-      uid: task.metadata.uid ?? '',
-      namespace: task.metadata.namespace ?? '',
-    });
-    return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
   }
 
   /**

@@ -1,0 +1,187 @@
+// The checks between the rules' decision to act and the action, in the order reconcile.ts
+// runs them: a remediation slot (decision/caps.ts; a refusal blocks with
+// ConcurrencyCapReached and leaves the task waiting for a slot), the LLM's advice for a task
+// in LLM mode (not for an approved decision, whose choice was made when it was approved),
+// and resolving the pod or node the action would touch within the cordon caps
+// (edges/actions.ts `prepare`). A decision approved for one pod or node that would now touch
+// another is not acted on: it waits for approval again. The leadership check right before
+// the write and the action is another thing, action-gate.ts.
+
+import type * as v2 from '../api/schema/v2.ts';
+import { withDeadline } from '../lib/deadline.ts';
+import { applyAdvice, adviceContext } from './llm/advice.ts';
+import type { Advisor, LLMSpec } from './llm/advisor.ts';
+import { approvalVoided, choiceChanged } from './decision/approval.ts';
+import type { RemediationSlots, SlotRefusal } from './decision/caps.ts';
+import { blockAct, type Defaults, type Verdict } from './decision/decide.ts';
+import type { EvaluationExtra } from './decision/evaluate.ts';
+import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
+import type { EventRecorder } from './edges/events.ts';
+import type { Deployment } from './runtime/kinds.ts';
+
+/** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
+export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
+
+/** Time the LLM advisor gets past its own timeout before the worker stops waiting for it, in ms. */
+const LLM_DEADLINE_GRACE_MS = 1_000;
+
+/** Holders a ConcurrencyCapReached message names; the rest are an ellipsis. */
+const HOLDERS_NAMED = 5;
+
+/** What the preflight reads and asks. */
+export interface PreflightDeps {
+  readonly actions: Actions;
+  /** The LLM advisor for AITasks in decision mode LLM. */
+  readonly advisor: Advisor;
+  /**
+   * Remediations in flight across all AITasks (`--max-concurrent-remediations`) and per
+   * namespace (`--max-concurrent-remediations-per-namespace`).
+   */
+  readonly slots: RemediationSlots;
+  /** Where the LLM's context reads the target's recent Event reasons. */
+  readonly events: EventRecorder;
+  readonly defaults: Defaults;
+  /**
+   * Longest an LLM call may hold a worker, in ms (`--llm-max-timeout`; default
+   * DEFAULT_LLM_MAX_TIMEOUT_MS, 10 s): a task's `llm.timeoutSeconds` above it, or unset, is
+   * this. No retries (the next reconcile asks again, within the LLM budget).
+   */
+  readonly llmMaxTimeoutMs?: number;
+}
+
+/** The rules' verdict to act. */
+export type ActVerdict = Extract<Verdict, { kind: 'act' }>;
+
+/** The verdict after the preflight, its extra, and the resolved action when it may run. */
+export interface Preflighted {
+  readonly verdict: Verdict;
+  readonly extra: EvaluationExtra;
+  readonly prepared?: Prepared;
+}
+
+/**
+ * `llm` with its timeout bounded by the operator's `maxMs`: the task's `timeoutSeconds` when
+ * it is lower, else (also when unset) `maxMs` in seconds.
+ */
+export function boundLLMTimeout(llm: LLMSpec, maxMs: number): LLMSpec {
+  const max = maxMs / 1000;
+  const own = llm.timeoutSeconds;
+  return own !== undefined && own <= max ? llm : { ...llm, timeoutSeconds: max };
+}
+
+/** The ConcurrencyCapReached message: how many hold the full cap, and the first few of them. */
+export function slotRefusalMessage({ holders, namespace, flag, cap }: SlotRefusal): string {
+  const where = namespace === undefined ? '' : ` in namespace ${namespace}`;
+  const named = holders.slice(0, HOLDERS_NAMED).join(', ');
+  const more = holders.length > HOLDERS_NAMED ? ', …' : '';
+  return `${holders.length} remediations in flight${where} (${flag}=${cap}): ${named}${more}`;
+}
+
+/**
+ * Runs the checks of the header for the AITask `key` whose rules say `act`: the verdict
+ * comes back blocked when one refuses, else with the action resolved (`prepared`). A
+ * refused slot asks nothing further; Noop takes no slot.
+ */
+export async function preflight(
+  d: PreflightDeps,
+  key: string,
+  task: v2.AITask,
+  act: ActVerdict,
+  deployment: Deployment,
+  extra: EvaluationExtra,
+  now: number,
+): Promise<Preflighted> {
+  if (act.plan.action !== 'Noop') {
+    const refused = d.slots.acquire(key, task.metadata.uid ?? key);
+    if (refused !== undefined)
+      return { verdict: blockAct(act, 'ConcurrencyCapReached', slotRefusalMessage(refused)), extra };
+  }
+  const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
+  const advised =
+    llm !== undefined && extra.decisionId === undefined
+      ? await advise(d, key, task, act, llm, deployment, extra, now)
+      : { verdict: act, extra };
+  return resolve(d, task, advised.verdict, deployment, advised.extra);
+}
+
+/** `act` with the LLM's advice applied (its plan, source, note and LLMAvailable condition). */
+async function advise(
+  d: PreflightDeps,
+  key: string,
+  task: v2.AITask,
+  act: ActVerdict,
+  llm: LLMSpec,
+  deployment: Deployment,
+  extra: EvaluationExtra,
+  now: number,
+): Promise<{ verdict: ActVerdict; extra: EvaluationExtra }> {
+  const targetNs = deployment.metadata.namespace ?? '';
+  const reasons = await d.events.recentReasons(targetNs, deployment.metadata.name ?? '', now);
+  const ctx = adviceContext(task, act.value, act.since, deployment, reasons, now, d.defaults);
+  const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
+  const advice = await withDeadline(
+    d.advisor.advise(key, bounded, ctx),
+    (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS,
+    () => ({
+      kind: 'fallback' as const,
+      reason: 'LLMTimeout' as const,
+      message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
+    }),
+  );
+  const advised = applyAdvice(act.plan, advice);
+  return { verdict: { ...act, plan: advised.plan }, extra: { ...extra, ...advised.extra } };
+}
+
+/**
+ * Resolves the pod or node `verdict`'s plan would touch (blocked when none may be); an
+ * approved decision whose choice changed since it was approved waits for approval again,
+ * without the approved decision's id or note.
+ */
+async function resolve(
+  d: PreflightDeps,
+  task: v2.AITask,
+  verdict: ActVerdict,
+  deployment: Deployment,
+  extra: EvaluationExtra,
+): Promise<Preflighted> {
+  const prepared = await d.actions.prepare(verdict.plan, deployment, actingTask(task));
+  if ('blockedBy' in prepared)
+    return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
+  const effect = effectOf(prepared);
+  const waiting = task.status?.pendingDecision;
+  const changed =
+    extra.decisionId !== undefined && waiting?.id === extra.decisionId
+      ? choiceChanged(waiting.effect, effect)
+      : undefined;
+  if (changed !== undefined && waiting !== undefined)
+    return {
+      verdict: blockAct(verdict, 'AwaitingApproval', `${waiting.action} waits for manual approval`),
+      extra: {
+        ...(extra.targetUID !== undefined ? { targetUID: extra.targetUID } : {}),
+        effect,
+        events: [...(extra.events ?? []), approvalVoided(waiting.id, changed)],
+      },
+    };
+  return { verdict, extra: { ...extra, effect }, prepared };
+}
+
+/**
+ * The pod (and node) a RestartPod or CordonNode waiting for approval would act on now,
+ * recorded in its decision: the approver sees it, and the approval is bound to it.
+ */
+export async function choiceToApprove(
+  actions: Actions,
+  task: v2.AITask,
+  plan: Extract<Verdict, { kind: 'blocked' }>['plan'],
+  deployment: Deployment,
+  extra: EvaluationExtra,
+): Promise<EvaluationExtra> {
+  if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
+  const chosen = await actions.prepare(plan, deployment, actingTask(task));
+  return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
+}
+
+/** The AITask as the action adapter marks what it touches. */
+function actingTask(task: v2.AITask): { uid: string; namespace: string } {
+  return { uid: task.metadata.uid ?? '', namespace: task.metadata.namespace ?? '' };
+}
