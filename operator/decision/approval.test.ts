@@ -4,7 +4,8 @@ import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { applyApproval, choiceChanged } from './approval.ts';
 import type { Verdict } from './decide.ts';
-import { evaluate, sameDecision } from './evaluate.ts';
+import { evaluate } from './evaluate.ts';
+import { sameDecision } from './status-parts.ts';
 
 const waiting: v2.DecisionRecord = {
   id: 'd1',

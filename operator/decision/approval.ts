@@ -13,7 +13,7 @@
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import type { Verdict } from './decide.ts';
-import { decisionTarget } from './evaluate.ts';
+import { decisionTarget } from './status-parts.ts';
 import { planEffect, type EventSpec } from './vocabulary.ts';
 
 /** The outcome of looking at the approval annotation. */
