@@ -15,20 +15,13 @@ import { ConversionError } from './errors.ts';
 import type { StashRejection } from './stash.ts';
 import { VERSIONS, type VersionName } from '../crd.ts';
 import { statusSchema as v2Status } from '../schema/v2.ts';
+import { MINIMAL_SPECS } from '../../test/support/conversion-reviews.ts';
 
 const G = 'aiops.example.com';
 const KEY = Buffer.alloc(32, 7);
 const HOSTILE_ITEMS = 4_000_000;
 
-const SPECS: Record<VersionName, Record<string, unknown>> = {
-  v1alpha1: { target: 'web', threshold: 80, action: 'Noop' },
-  v1: { targetDeployment: 'web', threshold: 0.8, action: 'noop' },
-  v2: {
-    target: { kind: 'Deployment', name: 'web' },
-    trigger: { threshold: 0.8 },
-    remediation: { action: 'Noop' },
-  },
-};
+const SPECS: Record<VersionName, Record<string, unknown>> = MINIMAL_SPECS;
 
 const task = (version: VersionName, spec: Record<string, unknown>, status?: Record<string, unknown>) =>
   ({

@@ -6,22 +6,14 @@
 // still breaching) is counted: the gauge reads the operator's own verdicts only.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, LOAD, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
+import { LOAD, loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage | undefined;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 const FORGED = 4;
 
@@ -44,7 +36,6 @@ function forgedStalled(status: v2.Status | undefined): v2.Status {
 }
 
 test('a Stalled condition a tenant writes moves no alert input; a stall the operator decides does', async () => {
-  assert.ok(stage);
   const s = stage;
   const { mallory } = s;
   for (let i = 0; i < FORGED; i++) {

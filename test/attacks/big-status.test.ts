@@ -14,7 +14,7 @@
 // fields), and the operator's own writes to it go through (api/status/bounded.ts).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { AITaskClient } from '../../api/aitask-client.ts';
 import { CORDONED_BY_ANNOTATION, CORDONED_BY_NAMESPACE_ANNOTATION } from '../../api/cordon.ts';
 import { buildCRD, type CustomResourceDefinition } from '../../api/crd.ts';
@@ -26,20 +26,10 @@ import * as v1alpha1 from '../../api/schema/v1alpha1.ts';
 import * as v2 from '../../api/schema/v2.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, HEAP_BOUND_MIB, startStage, type Stage } from './stage.ts';
+import { HEAP_BOUND_MIB } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
-});
+const { stage, undisturbed } = useStage();
 
 const T = '2026-01-01T00:00:00Z';
 

@@ -8,24 +8,13 @@
 // changes (stage.ts `bystander`).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
-});
+const { stage, undisturbed } = useStage();
 
 /** AITasks mallory creates, each with an ANNOTATION_BYTES annotation. */
 const TASKS = 300;

@@ -6,23 +6,12 @@
 // namespace changed (stage.ts `bystander`).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CONVERSION_ANNOTATION } from '../../api/install.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
-});
+const { stage, undisturbed } = useStage();
 
 /** A v1 AITask of mallory's carrying `stash` as its conversion annotation. */
 function v1Task(name: string, stash: string, intervalSeconds = 60) {

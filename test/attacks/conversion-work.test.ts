@@ -11,72 +11,37 @@
 //   stays at 0.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../../api/install.ts';
+import {
+  conversionReview,
+  MINIMAL_SPECS,
+  type ServedVersion,
+  zerosReview,
+} from '../support/conversion-reviews.ts';
 import { httpsCall } from '../support/https-call.ts';
-import { bystander, startStage, stopStarted, type Stage } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage | undefined;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 const G = 'aiops.example.com';
 /** Mallory's pod: a loopback address other than the apiserver's. */
 const MALLORY_POD = '127.0.0.2';
 
-function on(): Stage {
-  if (stage === undefined) throw new Error('the stage did not start');
-  return stage;
-}
-
 const post = (body: string) =>
-  httpsCall(on().webhook.port, '/convert', {
-    ca: on().webhook.ca,
+  httpsCall(stage.webhook.port, '/convert', {
+    ca: stage.webhook.ca,
     headers: { 'Content-Type': 'application/json' },
     body,
     localAddress: MALLORY_POD,
   });
 
-const review = (uid: string, desired: string, objects: readonly unknown[]): string =>
-  JSON.stringify({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'ConversionReview',
-    request: { uid, desiredAPIVersion: `${G}/${desired}`, objects },
-  });
-
-const SPECS = {
-  v1alpha1: { target: 'web', threshold: 80, action: 'Noop' },
-  v1: { targetDeployment: 'web', threshold: 0.8, action: 'noop' },
-  v2: {
-    target: { kind: 'Deployment', name: 'web' },
-    trigger: { threshold: 0.8 },
-    remediation: { action: 'Noop' },
-  },
-} as const;
-
 /** A review of one object at `from` whose status.conditions is 4,000,000 zeros (~8 MB). */
-function hostile(from: keyof typeof SPECS, desired: string): string {
-  const head = review(`hostile-${from}`, desired, [
-    {
-      apiVersion: `${G}/${from}`,
-      kind: 'AITask',
-      metadata: { name: 'hostile', namespace: 'mallory', uid: 'u-hostile' },
-      spec: SPECS[from],
-      status: { conditions: ['HOLE'] },
-    },
-  ]);
-  return head.replace('["HOLE"]', `[${'0,'.repeat(3_999_999)}0]`);
-}
+const hostile = (from: ServedVersion, desired: string): string =>
+  zerosReview({ uid: `hostile-${from}`, from, desired, namespace: 'mallory', zeros: 4_000_000 });
 
 test('8 MB of zeros in status.conditions at each version: answered, the operator up, alice reconciled, honest conversions succeed', async () => {
-  const s = on();
+  const s = stage;
   for (const [from, desired] of [
     ['v1alpha1', 'v2'],
     ['v1', 'v2'],
@@ -96,7 +61,7 @@ test('8 MB of zeros in status.conditions at each version: answered, the operator
 });
 
 test('a signed stash written back at v1 never stores or shows minReplicas above maxReplicas', async () => {
-  const s = on();
+  const s = stage;
   const created = await s.mallory.tasksV1.create(s.mallory.namespace, {
     apiVersion: `${G}/v1`,
     kind: 'AITask',
@@ -105,7 +70,7 @@ test('a signed stash written back at v1 never stores or shows minReplicas above 
   });
   const uid = created.metadata.uid ?? '';
   const signed = await post(
-    review('sign-me', 'v1', [
+    conversionReview('sign-me', 'v1', [
       {
         apiVersion: `${G}/v2`,
         kind: 'AITask',
@@ -163,17 +128,17 @@ test('a signed stash written back at v1 never stores or shows minReplicas above 
 });
 
 test('malformed reviews once a second are counted as malformed; the failure series the alert reads stays at 0', async () => {
-  const s = on();
+  const s = stage;
   const failing = () => s.operator.metric('aiops_conversion_failures_total', { reason: 'conversion' });
   const malformedBefore = await s.operator.metric('aiops_conversion_failures_total', { reason: 'malformed' });
   const bodies = [
-    review('no-spec', 'v2', [{ apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' } }]),
-    review('pod', 'v2', [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} }]),
+    conversionReview('no-spec', 'v2', [{ apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' } }]),
+    conversionReview('pod', 'v2', [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'x' }, spec: {} }]),
     JSON.stringify({ apiVersion: 'v1', kind: 'Status' }),
-    review('unserved', 'v9', [
-      { apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' }, spec: SPECS.v1 },
+    conversionReview('unserved', 'v9', [
+      { apiVersion: `${G}/v1`, kind: 'AITask', metadata: { name: 'x' }, spec: MINIMAL_SPECS.v1 },
     ]),
-    review('unknown-from', 'v2', [
+    conversionReview('unknown-from', 'v2', [
       { apiVersion: `${G}/v7`, kind: 'AITask', metadata: { name: 'x' }, spec: {} },
     ]),
   ];

@@ -8,29 +8,16 @@
 
 import { kubectlWith } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CORDONED_BY_ANNOTATION } from '../../api/cordon.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { nodeName } from '../harness/nodes.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, startStage, type Stage } from './stage.ts';
+import { LOAD } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined, {
-    nodes: 4,
-    args: ['--max-cordoned-nodes-percent=75'],
-  });
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
-});
+const { stage, undisturbed } = useStage({ nodes: 4, args: ['--max-cordoned-nodes-percent=75'] });
 
 const ns = (): string => stage.mallory.namespace;
 /** `kubectl <verb> <node>` as the cluster admin types it (its own field manager, kubectl-cordon). */

@@ -7,32 +7,27 @@
 // token against the operator under the CSV's RBAC and its shipped memory limit as a heap bound.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { kubectlWith } from '../harness/kubectl.ts';
 import { nodeName } from '../harness/nodes.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS } from '../../operator/edges/node-snapshots.ts';
 import { apiserverRequests } from '../support/apiserver-requests.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, loadTask, startStage, type Stage } from './stage.ts';
-
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
+import { LOAD, loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
 /** The tasks' interval, in seconds (the schema's least). */
 const INTERVAL_S = 10;
 const TASKS = 20;
 
-before(async () => {
-  // Four nodes, at most a quarter unschedulable: the admin's cordon of one fills the cap.
-  stage = await startStage(() => undefined, { nodes: 4, args: ['--max-cordoned-nodes-percent=25'] });
-  stopStage = () => stage.stop();
-  kubectlWith(stage.cluster.kubeconfigPath)(['cordon', nodeName(3)]);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
+// Four nodes, at most a quarter unschedulable: the admin's cordon of one fills the cap.
+const { stage, undisturbed } = useStage({
+  nodes: 4,
+  args: ['--max-cordoned-nodes-percent=25'],
+  setup: (s) => {
+    kubectlWith(s.cluster.kubeconfigPath)(['cordon', nodeName(3)]);
+  },
 });
 
 test('twenty breaching CordonNode tasks refused by a full cap list the nodes once per period, not once per evaluation', async (t) => {

@@ -7,25 +7,15 @@
 // under the CSV's RBAC and its shipped memory limit as a heap bound.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { CORDONED_NODES_MAX_ITEMS } from '../../api/schema/common.ts';
 import { FINALIZER } from '../../api/install.ts';
 import { apiserverRequests } from '../support/apiserver-requests.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, loadTask, startStage, type Stage } from './stage.ts';
+import { loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStage();
-});
+const { stage, undisturbed } = useStage();
 
 /** Made-up names per task: the 7,000, or as many as the CRD lets a status list. */
 const NAMES = Math.min(7000, CORDONED_NODES_MAX_ITEMS);

@@ -11,24 +11,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { httpsCall } from '../support/https-call.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
 const ATTACKER = '127.0.0.2';
 
-let stage: Stage;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 /** The operator's resident memory now, in MiB, as the kernel counts it against the container's limit. */
 function rssMiB(pid: number): number {

@@ -6,20 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { httpsCall } from '../support/https-call.ts';
-import { startStage, type Stage } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-});
-after(async () => {
-  await stopStage();
-});
+const { stage } = useStage({ bystander: false });
 
 /** GET /metrics over HTTPS trusting the stage's CA, with `token` as bearer token when given. */
 const get = (token: string | undefined) =>

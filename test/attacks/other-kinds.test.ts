@@ -10,23 +10,15 @@
 // task is still evaluated on time (stage.ts `bystander`).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, HEAP_BOUND_MIB, LOAD, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
+import { HEAP_BOUND_MIB, LOAD, loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 /** Bare Pods and paused Deployments mallory creates: each kind alone is past the old heap's reach. */
 const COUNT = 150;

@@ -10,23 +10,15 @@
 // Prometheus itself answers that it stopped the query (its count of failed queries moves).
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
 import { PrometheusClient } from '../../operator/edges/prometheus.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, loadTask, startStage, type Stage } from './stage.ts';
+import { bystander, LOAD, loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-});
-after(async () => {
-  await stopStage();
-});
+const { stage } = useStage({ bystander: false });
 
 /** Prometheus' own count of /api/v1/query requests it answered, by HTTP code, from its /metrics. */
 async function queriesAnswered(): Promise<Map<string, number>> {

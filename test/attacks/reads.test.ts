@@ -5,32 +5,25 @@
 // token (status write included) against the operator under the CSV's RBAC.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { metaTime } from '../../api/status/conditions.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { bystander, LOAD, startStage, type Stage } from './stage.ts';
+import { LOAD } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
 /** Alice's value no read of mallory's may ever show. */
 const SECRET_VALUE = 777;
 const PASSWORD = 's3cret-pw';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-let undisturbed: (withinMs?: number) => Promise<void>;
+const { stage, undisturbed } = useStage({ prometheusUserinfo: `aiops:${PASSWORD}` });
 
 before(async () => {
-  stage = await startStage(() => undefined, { prometheusUserinfo: `aiops:${PASSWORD}` });
-  stopStage = () => stage.stop();
-  undisturbed = await bystander(stage);
   stage.exporter.set(LOAD, { namespace: stage.alice.namespace, deployment: 'secret' }, SECRET_VALUE);
   for (const name of ['web', 'vault'])
     await stage.mallory.deployments.create(stage.mallory.namespace, deployment(name, 1));
-});
-after(async () => {
-  await stopStage();
 });
 
 /** Everything mallory can read back about her task `name`: its status and its Events. */

@@ -9,21 +9,13 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { httpsCall } from '../support/https-call.ts';
 import { eventually } from '../support/operator.ts';
-import { bystander, loadTask, startStage, type Stage, stopStarted } from './stage.ts';
+import { loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 /** The marker every hostile value carries, so a label holding one is found. */
 const MARK = 'hostile';

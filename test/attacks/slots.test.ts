@@ -7,26 +7,19 @@
 // the CSV's RBAC on a stage of the suite's own.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
 import { metaTime } from '../../api/status/conditions.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type Deployment, type KubeEvent } from '../../operator/runtime/kinds.ts';
 import { eventually } from '../support/operator.ts';
 import { deployment } from '../support/workloads.ts';
-import { LOAD, loadTask, startStage, type Stage } from './stage.ts';
+import { LOAD, loadTask } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-
-before(async () => {
-  stage = await startStage(() => undefined, {
-    args: ['--max-concurrent-remediations=4', '--max-concurrent-remediations-per-namespace=2'],
-  });
-  stopStage = () => stage.stop();
-});
-after(async () => {
-  await stopStage();
+const { stage } = useStage({
+  bystander: false,
+  args: ['--max-concurrent-remediations=4', '--max-concurrent-remediations-per-namespace=2'],
 });
 
 const deployments = (): ResourceClient<Deployment> => new ResourceClient(stage.admin, Resources.deployments);

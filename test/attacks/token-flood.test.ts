@@ -7,22 +7,13 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { METRICS_AUTH_LIMITS } from '../../operator/runtime/metrics-auth.ts';
 import { apiserverRequests } from '../support/apiserver-requests.ts';
 import { httpsCall } from '../support/https-call.ts';
-import { startStage, type Stage } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let stopStage = (): Promise<void> => Promise.resolve();
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  stopStage = () => stage.stop();
-});
-after(async () => {
-  await stopStage();
-});
+const { stage } = useStage({ bystander: false });
 
 /** GET /metrics with `token`, from `localAddress` when given. */
 const get = (token: string, localAddress?: string) =>

@@ -6,20 +6,11 @@
 // the apiserver still answer, and the other tenant's changes are still reconciled within 15 s.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { httpsCall } from '../support/https-call.ts';
-import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 /** A ConversionReview of about `bytes` bytes: one v1alpha1 AITask padded by an annotation. */
 function reviewOf(bytes: number, uid: string): string {

@@ -9,20 +9,11 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { eventually } from '../support/operator.ts';
-import { bystander, startStage, type Stage, stopStarted } from './stage.ts';
+import { useStage } from './use-stage.ts';
 
-let stage: Stage;
-let undisturbed: (withinMs?: number) => Promise<void>;
-
-before(async () => {
-  stage = await startStage(() => undefined);
-  undisturbed = await bystander(stage);
-});
-after(async () => {
-  await stopStarted(stage);
-});
+const { stage, undisturbed } = useStage();
 
 /** One attacker: what it sends on each connection, from which address; counts the webhook's answers. */
 interface Attacker {

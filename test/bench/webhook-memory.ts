@@ -23,6 +23,7 @@ import {
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
+import { type ServedVersion, zerosReview } from '../support/conversion-reviews.ts';
 import { imageRuntime } from './memory.ts';
 import { mib, sayer, sleep } from './fixtures.ts';
 import { printTable } from './stats.ts';
@@ -69,35 +70,10 @@ function maximumReview(maxBytes: number): Buffer {
   return review(lo);
 }
 
-/** A review of one AITask at `from` whose status.conditions is `zeros` zeros. */
-function zerosReview(from: 'v1alpha1' | 'v1' | 'v2', zeros: number): Buffer {
-  const specs = {
-    v1alpha1: { target: 'web', threshold: 80, action: 'Noop' },
-    v1: { targetDeployment: 'web', threshold: 0.8, action: 'noop' },
-    v2: {
-      target: { kind: 'Deployment', name: 'web' },
-      trigger: { threshold: 0.8 },
-      remediation: { action: 'Noop' },
-    },
-  };
-  const text = JSON.stringify({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'ConversionReview',
-    request: {
-      uid: 'bench-hostile',
-      desiredAPIVersion: `aiops.example.com/${from === 'v2' ? 'v1' : 'v2'}`,
-      objects: [
-        {
-          apiVersion: `aiops.example.com/${from}`,
-          kind: 'AITask',
-          metadata: { name: 'hostile', namespace: 'bench', uid: 'u' },
-          spec: specs[from],
-          status: { conditions: ['HOLE'] },
-        },
-      ],
-    },
-  });
-  return Buffer.from(text.replace('["HOLE"]', `[${'0,'.repeat(zeros - 1)}0]`));
+/** A review of one AITask at `from` whose status.conditions is `zeros` zeros, asking for v2 (v1 from v2). */
+function zerosReviewBody(from: ServedVersion, zeros: number): Buffer {
+  const desired = from === 'v2' ? 'v1' : 'v2';
+  return Buffer.from(zerosReview({ uid: 'bench-hostile', from, desired, namespace: 'bench', zeros }));
 }
 
 /** POST /convert with `body`; resolves with the HTTP status, or 0 when the connection failed. */
@@ -226,9 +202,9 @@ export async function hostileReviews(): Promise<void> {
     const zeros = Math.floor((DEFAULT_MAX_BODY_BYTES - 1024) / 2);
     const cases: [string, Buffer][] = [
       ['honest, maximum size', maximumReview(DEFAULT_MAX_BODY_BYTES)],
-      ['zeros in status.conditions at v1alpha1', zerosReview('v1alpha1', zeros)],
-      ['zeros in status.conditions at v1', zerosReview('v1', zeros)],
-      ['zeros in status.conditions at v2', zerosReview('v2', zeros)],
+      ['zeros in status.conditions at v1alpha1', zerosReviewBody('v1alpha1', zeros)],
+      ['zeros in status.conditions at v1', zerosReviewBody('v1', zeros)],
+      ['zeros in status.conditions at v2', zerosReviewBody('v2', zeros)],
     ];
     const rows: string[][] = [];
     for (const [what, body] of cases) {
