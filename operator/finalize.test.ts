@@ -5,7 +5,7 @@ import { FINALIZER } from '../api/install.ts';
 import { createLogger } from '../lib/log.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { EventSpec } from './decision/vocabulary.ts';
-import type { UncordonResult } from './edges/actions.ts';
+import type { UncordonResult } from './edges/cordons.ts';
 import { FINALIZE_CONCURRENCY, finalizeTask, NOTE_NAMES, type FinalizerDeps } from './finalize.ts';
 
 const UID = 'uid-mine';

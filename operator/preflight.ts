@@ -16,6 +16,7 @@ import type { RemediationSlots, SlotRefusal } from './decision/caps.ts';
 import { blockAct, type Defaults, type Verdict } from './decision/decide.ts';
 import type { EvaluationExtra } from './decision/evaluate.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
+import type { ActingTask } from './edges/cordons.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { Deployment } from './runtime/kinds.ts';
 
@@ -182,6 +183,6 @@ export async function choiceToApprove(
 }
 
 /** The AITask as the action adapter marks what it touches. */
-function actingTask(task: v2.AITask): { uid: string; namespace: string } {
+function actingTask(task: v2.AITask): ActingTask {
   return { uid: task.metadata.uid ?? '', namespace: task.metadata.namespace ?? '' };
 }

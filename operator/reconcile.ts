@@ -321,7 +321,7 @@ export class Reconciler {
     let verification: Verification = 'notDone';
     if (mayTarget(live, this.#d.allowCrossNamespace)) {
       const deployment = this.#d.deployments.get(targetKey(live));
-      const observed = await this.#d.actions.observe(pending, deployment, live.metadata.uid ?? '');
+      const observed = await this.#d.actions.currentEffect(pending, deployment, live.metadata.uid ?? '');
       verification = verifyEffect(pending, observed);
     }
     const settled = settleDecision(live.status, verification);

@@ -1,39 +1,23 @@
 // The remediations, as thin adapters over the API: RestartPod evicts one pod through the
 // Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the scale
-// subresource bound to its resourceVersion, CordonNode marks the worst pod's node
-// unschedulable within the cordon caps (cluster share, per namespace), with the AITask's UID
-// and namespace on the node (api/cordon.ts): only a node still cordoned by that mark is ever
-// uncordoned for it or counted as its cordon. Pods are the target's only through
-// ownerReferences (Pod → ReplicaSet → the Deployment's UID, both controller references), never
-// by labels alone: a tenant's bare Pod with the Deployment's labels on any node is never
-// picked. A plan is first resolved (which pod, which node) so the decision written before
-// acting names its effect, which a restarted operator verifies (observe). Stale marks found
-// by the sweep (operator/mark-sweep.ts; api/cordon.ts `markRelease` decides) are released
-// here. A target's ReplicaSets and pods are read a page at a time (page sizes from a byte
-// budget), each page reduced to what ownership and the choice read (trim.ts trimPod) before
-// the next, and at most MAX_PODS_CONSIDERED pods are kept: a tenant's pods carrying its
-// target's labels cost requests, never memory. Choosing the pod is pure (pod-choice.ts). Node reads for the caps, the finalizer and
-// the sweep come from one shared, periodically listed view (node-snapshots.ts), never a list
-// per evaluation; a node is read by name only when it is about to be patched.
+// subresource bound to its resourceVersion, CordonNode cordons the worst pod's node within
+// the cordon caps (cordons.ts, which also uncordons and releases the stale marks the sweep
+// finds). Pods are the target's only through ownerReferences (Pod → ReplicaSet → the
+// Deployment's UID, both controller references), never by labels alone: a tenant's bare Pod
+// with the Deployment's labels on any node is never picked. A plan is first resolved (which
+// pod, which node) so the decision written before acting names its effect, which a restarted
+// operator verifies (currentEffect). A target's ReplicaSets and pods are read a page at a
+// time (page sizes from a byte budget), each page reduced to what ownership and the choice
+// read (trim.ts trimPod) before the next, and at most MAX_PODS_CONSIDERED pods are kept: a
+// tenant's pods carrying its target's labels cost requests, never memory. Choosing the pod is
+// pure (pod-choice.ts). The nodes are read through one shared, periodically listed view
+// (node-snapshots.ts), built here and handed to the cordons.
 
-import {
-  CORDON_FIELD_MANAGER,
-  cordonHeld,
-  cordonHeldBy,
-  type CordonState,
-  cordonPatch,
-  markOf,
-  markRelease,
-  uncordonPatch,
-  unmarkPatch,
-  type MarkRelease,
-} from '../../api/cordon.ts';
+import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
 import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { cordonAllowed, type NodeState } from '../decision/caps.ts';
-
 import type { ActionPlan, BlockReason } from '../decision/decide.ts';
 import {
   Resources,
@@ -46,17 +30,12 @@ import {
 import { MAX_PODS_CONSIDERED, POD_PAGE_BYTES, trimPod, trimReplicaSet } from '../runtime/trim.ts';
 import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
+import { Cordons, type ActingTask, type UncordonResult } from './cordons.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
 import { ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
 const replicaSets: ResourceType = { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true };
-
-/** The AITask acting: its UID and namespace (written in the cordon mark). */
-export interface ActingTask {
-  readonly uid: string;
-  readonly namespace: string;
-}
 
 /** A plan with its target resolved: the pod to evict, the node to cordon (for the AITask `owner`, its UID). */
 export type Prepared =
@@ -70,13 +49,6 @@ export type Prepared =
       readonly owner: ActingTask;
     }
   | { readonly action: 'Noop' };
-
-/**
- * What the finalizer's uncordon did: lifted its own cordon; left a node not marked as its
- * own; dropped its mark from a node whose cordon someone else lifted or replaced (the cordon,
- * if any, stays); or found no node.
- */
-export type UncordonResult = 'uncordoned' | 'notOwned' | 'markDropped' | 'gone';
 
 /** A plan that cannot run, and why. */
 export interface Unprepared {
@@ -99,20 +71,13 @@ export function effectOf(p: Prepared): v2.DecisionEffect {
   }
 }
 
-/** Reads of a node before a patch bound to it gives up on conflicts (kubelets and kwok update nodes often). */
-const NODE_ATTEMPTS = 5;
-
 /** Runs remediation plans against the cluster. */
 export class Actions {
   readonly #transport: KubeTransport;
   readonly #pods: ResourceClient<Pod>;
   readonly #deployments: ResourceClient<Deployment>;
-  readonly #nodes: ResourceClient<Node>;
   readonly #replicaSets: ResourceClient<ReplicaSet>;
-  readonly #maxCordonedPercent: number;
-  readonly #maxCordonedPerNamespace: number;
-  readonly #snapshots: NodeSnapshots;
-  #cordonLock: Promise<unknown> = Promise.resolve();
+  readonly #cordons: Cordons;
 
   /**
    * `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a
@@ -129,16 +94,14 @@ export class Actions {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
     this.#deployments = new ResourceClient(transport, Resources.deployments);
-    this.#nodes = new ResourceClient(transport, Resources.nodes);
     this.#replicaSets = new ResourceClient(transport, replicaSets);
-    this.#maxCordonedPercent = maxCordonedPercent;
-    this.#maxCordonedPerNamespace = maxCordonedPerNamespace;
-    const nodes = this.#nodes;
-    this.#snapshots = new NodeSnapshots({
+    const nodes = new ResourceClient<Node>(transport, Resources.nodes);
+    const snapshots = new NodeSnapshots({
       page: (token, limit) =>
         nodes.page(undefined, { limit, ...(token !== undefined ? { continue: token } : {}) }),
       maxAgeMs: nodeMaxAgeMs,
     });
+    this.#cordons = new Cordons(nodes, snapshots, { maxCordonedPercent, maxCordonedPerNamespace });
   }
 
   /**
@@ -161,7 +124,7 @@ export class Actions {
     const node = pod.spec?.nodeName;
     if (node === undefined)
       return { blockedBy: 'NoPodToRestart', message: `pod ${namespace}/${name} is not scheduled on a node` };
-    const allowed = this.#cordonAllowed(await this.#snapshots.read(), node, owner);
+    const allowed = await this.#cordons.check(node, owner);
     if (!allowed.ok) return { blockedBy: allowed.reason, message: allowed.message };
     return { action: 'CordonNode', pod: name, ...uid, node, owner };
   }
@@ -181,7 +144,7 @@ export class Actions {
       case 'RestartPod':
         return this.#evict(namespace, p.pod, p.podUID);
       case 'CordonNode':
-        return this.#cordon(p.node, `${namespace}/${p.pod}`, p.owner);
+        return this.#cordons.cordon(p.node, `${namespace}/${p.pod}`, p.owner);
     }
   }
 
@@ -192,7 +155,7 @@ export class Actions {
    * target is gone or the AITask may not read it (the caller checks the boundary): then no
    * pod is read.
    */
-  async observe(
+  async currentEffect(
     decision: v2.DecisionRecord,
     deployment: Deployment | undefined,
     owner: string,
@@ -209,103 +172,32 @@ export class Actions {
           p.metadata.deletionTimestamp === undefined,
       );
     }
-    if (e.node !== undefined) obs.nodeCordonedByTask = cordonHeldBy(await this.#node(e.node), owner);
+    if (e.node !== undefined) obs.nodeCordonedByTask = cordonHeldBy(await this.#cordons.node(e.node), owner);
     return obs;
   }
 
-  /**
-   * Uncordons `node` for the AITask with UID `owner` only while its mark still holds the
-   * cordon (api/cordon.ts `cordonHeldBy`), with a patch bound to the node as read (re-read on
-   * a conflict, up to NODE_ATTEMPTS times). A mark of `owner` whose cordon someone else lifted
-   * or replaced is removed and the node left as it is; anything else is not touched.
-   */
-  async uncordon(node: string, owner: string): Promise<UncordonResult> {
-    for (let attempt = 1; ; attempt++) {
-      const live = await this.#node(node);
-      if (live === undefined) return 'gone';
-      if (owner === '' || markOf(live)?.uid !== owner) return 'notOwned';
-      const held = cordonHeld(live);
-      const rv = live.metadata.resourceVersion ?? '';
-      try {
-        await this.#patchNode(node, held ? uncordonPatch(rv) : unmarkPatch(rv));
-        return held ? 'uncordoned' : 'markDropped';
-      } catch (err) {
-        if (err instanceof NotFoundError) return 'gone';
-        if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;
-      }
-    }
+  /** Cordons.uncordon: lifts `owner`'s cordon of `node` while its mark still holds it. */
+  uncordon(node: string, owner: string): Promise<UncordonResult> {
+    return this.#cordons.uncordon(node, owner);
   }
 
-  /**
-   * Every node's CordonState from the shared view (node-snapshots.ts): a list at most
-   * `nodeMaxAgeMs` old, taken after this process's last node patch. API errors of the list throw.
-   */
+  /** Cordons.states: every node's CordonState from the shared view. */
   cordonStates(): Promise<readonly CordonState[]> {
-    return this.#snapshots.read();
+    return this.#cordons.states();
   }
 
-  /**
-   * Every node's CordonState from a list begun at or after `since` (wall clock ms; lists
-   * begun since are shared by every caller). API errors of the list throw.
-   */
+  /** Cordons.statesSince: every node's CordonState from a list begun at or after `since` (ms). */
   cordonStatesSince(since: number): Promise<readonly CordonState[]> {
-    return this.#snapshots.readSince(since);
+    return this.#cordons.statesSince(since);
   }
 
-  /**
-   * Carries out `release` on the node as it is now: re-read, decided again by `markRelease`
-   * with `taskExists` (a node changed since the sweep's list is judged on its new state),
-   * then patched bound to the resourceVersion read. Returns what was done, or undefined when
-   * the node no longer needs it (gone, unmarked, marked anew). A conflict throws (the next
-   * sweep tries again).
-   */
-  async releaseMark(
+  /** Cordons.releaseMark: carries out a stale mark's release on the node as it is now. */
+  releaseMark(
     release: MarkRelease,
     taskExists: (uid: string) => boolean,
     scope?: string,
   ): Promise<MarkRelease | undefined> {
-    const live = await this.#node(release.node);
-    if (live === undefined) return undefined;
-    const now = markRelease(live, taskExists, scope);
-    if (now === undefined || now.uid !== release.uid) return undefined;
-    const rv = live.metadata.resourceVersion ?? '';
-    try {
-      await this.#patchNode(release.node, now.uncordon ? uncordonPatch(rv) : unmarkPatch(rv));
-    } catch (err) {
-      if (err instanceof NotFoundError) return undefined;
-      throw err;
-    }
-    return now;
-  }
-
-  /**
-   * A merge patch of a node under the operator's field manager (api/cordon.ts reads
-   * managedFields by it); the shared node view is invalidated whatever the answer.
-   */
-  async #patchNode(name: string, patch: object): Promise<Node> {
-    try {
-      return await this.#nodes.patch(undefined, name, patch, { fieldManager: CORDON_FIELD_MANAGER });
-    } finally {
-      this.#snapshots.invalidate();
-    }
-  }
-
-  #cordonAllowed(
-    states: readonly CordonState[],
-    node: string,
-    owner: ActingTask,
-  ): ReturnType<typeof cordonAllowed> {
-    return cordonAllowed(states.map(capView), node, this.#maxCordonedPercent, {
-      namespace: owner.namespace,
-      perNamespace: this.#maxCordonedPerNamespace,
-    });
-  }
-
-  async #node(name: string): Promise<Node | undefined> {
-    return this.#nodes.get(undefined, name).catch((err: unknown) => {
-      if (err instanceof NotFoundError) return undefined;
-      throw err;
-    });
+    return this.#cordons.releaseMark(release, taskExists, scope);
   }
 
   /**
@@ -405,39 +297,4 @@ export class Actions {
     }
     return { executed: true, message: `evicted pod ${namespace}/${name}` };
   }
-
-  /**
-   * Cordons `node` for the AITask `owner` after checking the caps again, marking it in the same
-   * patch, bound to the node as checked; cordons are serialised so two never pass one check.
-   */
-  #cordon(node: string, pod: string, owner: ActingTask): Promise<ActionOutcome> {
-    const run = async (): Promise<ActionOutcome> => {
-      for (let attempt = 1; ; attempt++) {
-        const states = await this.#snapshots.fresh();
-        const allowed = this.#cordonAllowed(states, node, owner);
-        if (!allowed.ok) return { executed: false, blockedBy: allowed.reason, message: allowed.message };
-        const rv = states.find((n) => n.name === node)?.resourceVersion ?? '';
-        try {
-          await this.#patchNode(node, cordonPatch(owner.uid, owner.namespace, rv));
-          break;
-        } catch (err) {
-          if (!(err instanceof ConflictError) || attempt >= NODE_ATTEMPTS) throw err;
-        }
-      }
-      return { executed: true, message: `cordoned node ${node} (pod ${pod})`, cordoned: node };
-    };
-    const next = this.#cordonLock.then(run, run);
-    this.#cordonLock = next.catch(() => undefined);
-    return next;
-  }
-}
-
-/** A node as the cordon cap counts it: a cordon is held for a namespace only while its mark holds it. */
-function capView(s: CordonState): NodeState {
-  const ns = s.held ? s.mark?.namespace : undefined;
-  return {
-    name: s.name,
-    unschedulable: s.unschedulable,
-    ...(ns !== undefined ? { cordonedForNamespace: ns } : {}),
-  };
 }
