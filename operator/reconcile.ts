@@ -35,7 +35,7 @@ import { recordOutcome, withCooldown, type Observed } from './decision/outcome.t
 import type { EventSpec } from './decision/vocabulary.ts';
 import type { Telemetry } from './telemetry.ts';
 import type { ActionGate } from './action-gate.ts';
-import { stalledStatus } from './decision/stalled.ts';
+import { terminalStatus } from './decision/terminal-status.ts';
 import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
 import { finalizeTask } from './finalize.ts';
 import type { MetricReader } from './edges/prometheus.ts';
@@ -116,7 +116,7 @@ export class Reconciler {
     const d = this.#d;
     const task = d.taskCache.get(key);
     if (task === undefined) return {};
-    const stalled = stalledStatus(task, failure, TERMINAL_RETRY_MS, (d.now ?? Date.now)());
+    const stalled = terminalStatus(task, failure, TERMINAL_RETRY_MS, (d.now ?? Date.now)());
     this.#judged(key, stalled.status);
     if (!isDeepStrictEqual(task.status ?? {}, stalled.status))
       await this.#writeStatus(task, stalled.status, stalled.events, d.log.with({ key }));

@@ -10,7 +10,7 @@ import { ConditionType, metaTime } from '../../api/status/conditions.ts';
 import { cond, event, withConditions, type EventSpec, type Task } from './vocabulary.ts';
 
 /** A failure that retrying cannot fix: a condition reason and the apiserver's message. */
-export interface StallCause {
+export interface TerminalCause {
   readonly reason: 'Forbidden' | 'Invalid' | 'KindNotServed';
   readonly message: string;
 }
@@ -19,9 +19,9 @@ export interface StallCause {
  * The status after a terminal failure at `now` (ms) and its Warning Event; the message says
  * when the operator tries again (`retryInMs`, whole minutes).
  */
-export function stalledStatus(
+export function terminalStatus(
   task: Task,
-  cause: StallCause,
+  cause: TerminalCause,
   retryInMs: number,
   now: number,
 ): { status: v2.Status; events: EventSpec[] } {

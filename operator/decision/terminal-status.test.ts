@@ -1,9 +1,9 @@
-// Table test of the status after a terminal failure (stalled.ts).
+// Table test of the status after a terminal failure (terminal-status.ts).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type * as v2 from '../../api/schema/v2.ts';
-import { stalledStatus } from './stalled.ts';
+import { terminalStatus } from './terminal-status.ts';
 
 const task = (status?: v2.Status): Pick<v2.AITask, 'metadata' | 'spec' | 'status'> => ({
   metadata: { name: 't', namespace: 'ns', generation: 3 },
@@ -22,7 +22,7 @@ test('a terminal failure: phase Failed, Stalled=True with the reason, the genera
     [{ phase: 'Monitoring', attempts: 2 } satisfies v2.Status, 'Invalid'],
     [{ phase: 'Healing', observedGeneration: 2 } satisfies v2.Status, 'KindNotServed'],
   ] as const) {
-    const { status, events } = stalledStatus(task(prev), { reason, message: 'no' }, 600_000, now);
+    const { status, events } = terminalStatus(task(prev), { reason, message: 'no' }, 600_000, now);
     assert.equal(status.phase, 'Failed');
     assert.equal(status.observedGeneration, 3);
     assert.equal(status.attempts, prev?.attempts);
