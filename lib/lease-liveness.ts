@@ -5,14 +5,27 @@
 /** Default name of the coordination.k8s.io/v1 Lease the operator holds while leading. */
 export const LEADER_LEASE_NAME = 'aiops-operator-leader';
 
-/** The fields of a coordination.k8s.io/v1 Lease that liveness depends on. */
+/**
+ * coordination.k8s.io/v1 Lease, the one type of it: what the operator's leader election
+ * writes and what liveness reads. Times are MicroTime strings; a released Lease may carry
+ * nulls.
+ */
 export interface Lease {
-  metadata: { name?: string; namespace?: string };
-  spec?: {
-    holderIdentity?: string;
+  apiVersion?: 'coordination.k8s.io/v1';
+  kind?: 'Lease';
+  metadata: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec: {
+    holderIdentity?: string | null;
     leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
+    acquireTime?: string | null;
+    renewTime?: string | null;
     leaseTransitions?: number;
   };
 }
@@ -44,10 +57,10 @@ export function leaseLiveness(lease: Lease | undefined, now: Date, skewSeconds =
       verdict: 'absent',
       message: 'no leader Lease exists: the operator is not running or never started',
     };
-  const spec = lease.spec ?? {};
+  const spec = lease.spec;
   const holder = spec.holderIdentity ?? '';
   const duration = spec.leaseDurationSeconds ?? 15;
-  const renewed = spec.renewTime ?? spec.acquireTime;
+  const renewed = spec.renewTime ?? spec.acquireTime ?? undefined;
   const base = {
     ...(holder !== '' ? { holder } : {}),
     ...(renewed !== undefined ? { renewTime: renewed } : {}),

@@ -1,8 +1,6 @@
 // The few built-in Kubernetes kinds the plugin reads or patches (Deployment, core Event,
 // Node, Lease, ControllerRevision), typed to the fields it uses, with their API coordinates.
 
-import type { ResourceType } from '../lib/kube/resources.ts';
-
 /** apps/v1 Deployment: replica counts and conditions. */
 export interface DeploymentLike {
   metadata?: { name?: string; namespace?: string };
@@ -42,18 +40,5 @@ export interface NodeLike {
   spec?: { unschedulable?: boolean };
 }
 
-const t = (group: string, version: string, plural: string, namespaced: boolean): ResourceType => ({
-  group,
-  version,
-  plural,
-  namespaced,
-});
-
-/** API coordinates of the kinds above. */
-export const Resources = {
-  deployments: t('apps', 'v1', 'deployments', true),
-  events: t('', 'v1', 'events', true),
-  nodes: t('', 'v1', 'nodes', false),
-  leases: t('coordination.k8s.io', 'v1', 'leases', true),
-  controllerRevisions: t('apps', 'v1', 'controllerrevisions', true),
-} as const;
+/** API coordinates of the kinds above, from lib/kube/coordinates.ts: Events are `coreEvents` (core/v1). */
+export { Resources } from '../lib/kube/coordinates.ts';

@@ -311,7 +311,7 @@ void describe('kubectl aiops describe / explain-phase: one object per phase', ()
     await deployments.create(ns, deployment('web', 1));
     for (const p of phases) await create(task(p.name, ns, p.spec ?? {}), p.status);
     const uid = (await (await testAITasks('v2')).get(ns, 'failed')).metadata.uid ?? '';
-    await new ResourceClient(await testTransport(), Resources.events).create(ns, {
+    await new ResourceClient(await testTransport(), Resources.coreEvents).create(ns, {
       metadata: { name: 'failed.stalled' },
       involvedObject: {
         apiVersion: 'aiops.example.com/v2',

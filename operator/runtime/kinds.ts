@@ -1,7 +1,6 @@
 // The slices of built-in Kubernetes kinds the operator reads and writes (Deployment, Pod,
 // Scale, Node, Lease, Event), with their resource coordinates. Only the fields used here.
 
-import type { ResourceType } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
 
 /** metav1.LabelSelector. */
@@ -46,19 +45,8 @@ export interface Node {
   spec?: { unschedulable?: boolean };
 }
 
-/** coordination.k8s.io/v1 Lease. Times are MicroTime strings. */
-export interface Lease {
-  apiVersion?: 'coordination.k8s.io/v1';
-  kind?: 'Lease';
-  metadata: ObjectMeta;
-  spec: {
-    holderIdentity?: string | null;
-    leaseDurationSeconds?: number;
-    acquireTime?: string | null;
-    renewTime?: string | null;
-    leaseTransitions?: number;
-  };
-}
+/** coordination.k8s.io/v1 Lease: the one type, lib/lease-liveness.ts's. */
+export type { Lease } from '../../lib/lease-liveness.ts';
 
 /** events.k8s.io/v1 Event. */
 export interface KubeEvent {
@@ -82,22 +70,8 @@ export interface KubeEvent {
   };
 }
 
-const t = (group: string, version: string, plural: string, namespaced = true): ResourceType => ({
-  group,
-  version,
-  plural,
-  namespaced,
-});
-
-/** Resource coordinates of the kinds above. */
-export const Resources = {
-  deployments: t('apps', 'v1', 'deployments'),
-  controllerRevisions: t('apps', 'v1', 'controllerrevisions'),
-  pods: t('', 'v1', 'pods'),
-  nodes: t('', 'v1', 'nodes', false),
-  leases: t('coordination.k8s.io', 'v1', 'leases'),
-  events: t('events.k8s.io', 'v1', 'events'),
-} as const;
+/** Resource coordinates of the kinds above (and the others built in), from lib/kube/coordinates.ts. */
+export { Resources } from '../../lib/kube/coordinates.ts';
 
 /** Renders a LabelSelector as the `labelSelector` query string; throws on an empty selector. */
 export function selectorString(sel: LabelSelector | undefined): string {

@@ -38,7 +38,7 @@ async function events(s: Session, task: v2.AITask): Promise<KubeEventLike[]> {
   const uid = task.metadata.uid;
   if (uid === undefined) return [];
   try {
-    const list = await new ResourceClient<KubeEventLike>(s.transport, Resources.events).listAll(
+    const list = await new ResourceClient<KubeEventLike>(s.transport, Resources.coreEvents).listAll(
       task.metadata.namespace,
       {
         fieldSelector: `involvedObject.uid=${uid}`,
