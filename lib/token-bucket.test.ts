@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { AddressPacer } from './token-bucket.ts';
+import { AddressPacer, refill, reserve, type Bucket } from './token-bucket.ts';
 
 const LIMITS = { ratePerSecond: 4, burst: 8, addresses: 2 };
 
@@ -102,4 +102,28 @@ test('AddressPacer: a cost of several tokens, and a charge into debt paid back a
   assert.equal(p.balance('a', 3000), 4);
   assert.equal(p.balance('b', 3000), 8, 'another address is not charged');
   assert.equal(p.balance('a', 60_000), 8, 'never above the burst');
+});
+
+test('reserve (property): from a full bucket, the k-th reservation at one instant waits for its token, and waits shrink with time', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 50 }),
+      fc.integer({ min: 1, max: 20 }),
+      fc.integer({ min: 1, max: 60 }),
+      fc.integer({ min: 0, max: 10_000 }),
+      (ratePerSecond, burst, n, later) => {
+        const pace = { ratePerSecond, burst };
+        const b: Bucket = { tokens: burst, at: 0 };
+        for (let k = 0; k < n; k++) {
+          const want = (Math.max(0, k + 1 - burst) / ratePerSecond) * 1000;
+          assert.ok(Math.abs(reserve(b, pace, 0) - want) < 1e-6, `reservation ${k}`);
+        }
+        refill(b, pace, later);
+        assert.ok(b.tokens <= burst, 'never more than the burst');
+        assert.equal(b.tokens, Math.min(burst, burst - n + (later * ratePerSecond) / 1000));
+        refill(b, pace, later - 1);
+        assert.equal(b.at, later, 'a clock that steps back adds nothing');
+      },
+    ),
+  );
 });

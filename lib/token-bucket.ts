@@ -1,4 +1,7 @@
-// Token buckets per remote address, for whatever a listener paces per peer: what anyone who
+// The token bucket, the one copy: a Bucket refilled at a Pace (refill), from which a caller
+// takes tokens now or reserves one ahead and waits (reserve); the work queue's namespace
+// buckets and its retry limiter use it as it is. On top of it, token buckets per remote
+// address, for whatever a listener paces per peer: what anyone who
 // reaches a port may make the process spend on its behalf (the operator's TokenReviews for
 // made-up bearer tokens on /metrics, the conversion webhook's CPU time). A bucket per remote
 // address (refilled at `ratePerSecond`, holding at most `burst`) paces each peer; the
@@ -19,9 +22,42 @@ export interface PacerLimits {
   readonly addresses: number;
 }
 
-interface Bucket {
+/** A token bucket's state: the tokens it holds (negative: reserved ahead) as of `at` (ms). */
+export interface Bucket {
   tokens: number;
   at: number;
+}
+
+/** The pace of a bucket: tokens added per second, and the most it holds. */
+export interface Pace {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+}
+
+/**
+ * Brings `bucket` to `now` (ms): the tokens added since `at` at `pace`, at most `burst`. A
+ * clock that steps back adds nothing and leaves `at` where it was.
+ */
+export function refill(bucket: Bucket, pace: Pace, now: number): void {
+  const elapsed = Math.max(0, now - bucket.at);
+  bucket.tokens = Math.min(pace.burst, bucket.tokens + (elapsed * pace.ratePerSecond) / 1000);
+  bucket.at = Math.max(bucket.at, now);
+}
+
+/** The wait in ms until `bucket` (refilled to its time) holds a whole token; 0 when it does. */
+export function tokenWait(bucket: Bucket, pace: Pace): number {
+  return bucket.tokens >= 1 ? 0 : ((1 - bucket.tokens) / pace.ratePerSecond) * 1000;
+}
+
+/**
+ * Takes one token of `bucket` at `now` (ms), into debt when it holds none: the token is
+ * reserved ahead. Returns the wait in ms until that token is due (0: at once).
+ */
+export function reserve(bucket: Bucket, pace: Pace, now: number): number {
+  refill(bucket, pace, now);
+  const wait = tokenWait(bucket, pace);
+  bucket.tokens -= 1;
+  return wait;
 }
 
 /** Token buckets per remote address within a bounded map (see the header). */
@@ -88,11 +124,6 @@ export class AddressPacer {
   }
 
   #refill(bucket: Bucket, now: number): void {
-    const elapsed = Math.max(0, now - bucket.at);
-    bucket.tokens = Math.min(
-      this.#limits.burst,
-      bucket.tokens + (elapsed * this.#limits.ratePerSecond) / 1000,
-    );
-    bucket.at = Math.max(bucket.at, now);
+    refill(bucket, this.#limits, now);
   }
 }

@@ -1,6 +1,8 @@
 // Retry pacing for the work queue, as client-go's DefaultControllerRateLimiter: the larger
 // of a per-key exponential backoff and an overall token bucket. The bucket only paces
-// retries (errors), never the normal requeue-after polling.
+// retries (errors), never the normal requeue-after polling. The bucket is lib/token-bucket.ts's.
+
+import { reserve, type Bucket, type Pace } from '../../lib/token-bucket.ts';
 
 /** Options of RateLimiter; the defaults are client-go's. */
 export interface RateLimiterOptions {
@@ -21,21 +23,18 @@ export class RateLimiter {
   readonly #failures = new Map<string, number>();
   readonly #base: number;
   readonly #max: number;
-  readonly #qps: number;
-  readonly #burst: number;
+  readonly #pace: Pace;
   readonly #now: () => number;
-  #tokens: number;
-  #last: number;
+  readonly #bucket: Bucket;
 
   constructor(opts: RateLimiterOptions = {}) {
     this.#base = opts.baseDelayMs ?? 5;
     this.#max = opts.maxDelayMs ?? 1_000_000;
-    this.#qps = opts.qps ?? 10;
-    this.#burst = opts.burst ?? 100;
+    this.#pace = { ratePerSecond: opts.qps ?? 10, burst: opts.burst ?? 100 };
     this.#now = opts.now ?? Date.now;
-    if (!(this.#qps > 0) || !(this.#burst >= 1)) throw new Error('rate limiter needs qps > 0 and burst >= 1');
-    this.#tokens = this.#burst;
-    this.#last = this.#now();
+    if (!(this.#pace.ratePerSecond > 0) || !(this.#pace.burst >= 1))
+      throw new Error('rate limiter needs qps > 0 and burst >= 1');
+    this.#bucket = { tokens: this.#pace.burst, at: this.#now() };
   }
 
   /** Records a retry of `key` and returns how long to wait before it, in ms. */
@@ -43,7 +42,7 @@ export class RateLimiter {
     const n = this.#failures.get(key) ?? 0;
     this.#failures.set(key, n + 1);
     const backoff = Math.min(this.#base * 2 ** n, this.#max);
-    return Math.max(backoff, this.#reserve());
+    return Math.max(backoff, reserve(this.#bucket, this.#pace, this.#now()));
   }
 
   /** Retries recorded for `key`. */
@@ -54,14 +53,5 @@ export class RateLimiter {
   /** Forgets `key`'s failures; its next retry starts at the base delay again. */
   forget(key: string): void {
     this.#failures.delete(key);
-  }
-
-  /** Takes one token (possibly in the future) and returns the wait until it is available. */
-  #reserve(): number {
-    const now = this.#now();
-    this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#last) / 1000) * this.#qps);
-    this.#last = now;
-    this.#tokens -= 1;
-    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
   }
 }

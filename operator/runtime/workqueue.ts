@@ -8,6 +8,7 @@
 // the bucket's delay instead of at once, never dropped.
 
 import { namespaceOf } from '../../lib/keys.ts';
+import { refill, reserve, tokenWait, type Bucket, type Pace } from '../../lib/token-bucket.ts';
 import type { QueueObserver } from './metrics.ts';
 import { RateLimiter } from './ratelimit.ts';
 
@@ -26,46 +27,49 @@ export interface WorkQueueOptions {
 }
 
 /**
- * Token buckets keyed by namespace: `qps` tokens a second up to `burst`. A bucket back at
- * `burst` is dropped, so the map holds only namespaces that were recently busy.
+ * Token buckets keyed by namespace (lib/token-bucket.ts): `qps` tokens a second up to
+ * `burst`. A bucket back at `burst` is dropped, so the map holds only namespaces that were
+ * recently busy.
  */
 export class NamespaceBuckets {
-  readonly #qps: number;
-  readonly #burst: number;
+  readonly #pace: Pace;
   readonly #now: () => number;
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #buckets = new Map<string, Bucket>();
 
   /** `qps` > 0 tokens a second, `burst` ≥ 1; `now` in ms (default Date.now). */
   constructor(qps: number, burst: number, now: () => number = Date.now) {
     if (!(qps > 0) || !(burst >= 1)) throw new Error('namespace buckets need qps > 0 and burst >= 1');
-    this.#qps = qps;
-    this.#burst = burst;
+    this.#pace = { ratePerSecond: qps, burst };
     this.#now = now;
   }
 
-  /** Tokens of `namespace` now (may be negative: reserved ahead). */
-  #refill(namespace: string): { tokens: number; at: number } {
+  /** The bucket of `namespace` brought to now: a full one when it has none. */
+  #bucket(namespace: string): Bucket {
     const now = this.#now();
-    const b = this.#buckets.get(namespace);
-    const tokens =
-      b === undefined ? this.#burst : Math.min(this.#burst, b.tokens + ((now - b.at) / 1000) * this.#qps);
-    return { tokens, at: now };
+    const b = this.#buckets.get(namespace) ?? { tokens: this.#pace.burst, at: now };
+    refill(b, this.#pace, now);
+    return b;
   }
 
   /** The wait in ms a reservation in `namespace` would get now, without taking a token. */
   wait(namespace: string): number {
-    const { tokens } = this.#refill(namespace);
-    return tokens >= 1 ? 0 : ((1 - tokens) / this.#qps) * 1000;
+    const b = this.#buckets.get(namespace);
+    if (b === undefined) return 0;
+    const copy = { ...b };
+    refill(copy, this.#pace, this.#now());
+    return tokenWait(copy, this.#pace);
   }
 
   /** Takes one token of `namespace` (possibly one in the future); returns the wait in ms until it is due. */
   reserve(namespace: string): number {
-    const b = this.#refill(namespace);
-    const wait = b.tokens >= 1 ? 0 : ((1 - b.tokens) / this.#qps) * 1000;
-    b.tokens -= 1;
+    const b = this.#bucket(namespace);
+    const wait = reserve(b, this.#pace, b.at);
     this.#buckets.set(namespace, b);
     for (const [ns, other] of this.#buckets)
-      if (ns !== namespace && other.tokens + ((b.at - other.at) / 1000) * this.#qps >= this.#burst)
+      if (
+        ns !== namespace &&
+        other.tokens + ((b.at - other.at) / 1000) * this.#pace.ratePerSecond >= this.#pace.burst
+      )
         this.#buckets.delete(ns);
     return wait;
   }
