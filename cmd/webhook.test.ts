@@ -1,4 +1,4 @@
-// The standalone webhook's command line (main.ts): its limits default to the constants the
+// The standalone webhook's command line (cmd/webhook.ts): its limits default to the constants the
 // webhook hosted by the operator uses (8 MiB bodies, 8 reviews in flight), each settable
 // by a flag; a value out of range is a usage error (exit 2); its metrics are on a port of
 // their own, never on the webhook's. No cluster needed.

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, mock, test } from 'node:test';
 import type { Logger } from '../lib/log.ts';
 import type { OperatorOptions } from './assembly.ts';
-import { buildCommand, hostPort, logLevel } from './command.ts';
+import { OPERATOR_TABLE, operatorCommand, operatorOptions } from './command.ts';
+import { hostPort, logLevel } from './flag-parsers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -22,15 +23,10 @@ async function parse(argv: readonly string[], env: Record<string, string> = {}):
     if (k.startsWith('AIOPS_')) Reflect.deleteProperty(process.env, k);
   Object.assign(process.env, env);
   try {
-    let got: OperatorOptions | undefined;
-    const cmd = buildCommand((o) => {
-      got = o;
-      return Promise.resolve();
-    }).exitOverride();
+    const cmd = operatorCommand();
     cmd.configureOutput({ writeErr: () => undefined });
     await cmd.parseAsync([...argv], { from: 'user' });
-    if (!got) throw new Error('the command did not run');
-    return got;
+    return operatorOptions(OPERATOR_TABLE.values(cmd));
   } finally {
     for (const k of Object.keys(process.env)) if (!(k in saved)) Reflect.deleteProperty(process.env, k);
     Object.assign(process.env, saved);

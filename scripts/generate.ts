@@ -1,8 +1,9 @@
 // `npm run generate`: writes every generated artefact from api/ so that a clean git
 // tree afterwards proves there is no drift (CI runs it and then `git diff --exit-code`),
-// the Helm chart, and README's Metrics table from the registry the operator serves (operator/metrics-doc.ts)
-// and docs/operator.md's alerts table (scripts/monitoring/alerts.ts), and docs/security.md's input-path
-// inventory (scripts/security/inventory.ts).
+// the Helm chart, and README's Metrics table from the registry the operator serves
+// (operator/metrics-doc.ts), docs/operator.md's flag table (cmd/operator/flags.ts) and its
+// alerts table (scripts/monitoring/alerts.ts), and docs/security.md's input-path inventory
+// (scripts/security/inventory.ts).
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,7 @@ import { metricsTable, operatorMetricDocs, withMetricsTable } from '../operator/
 import { alertsTable, withAlertsTable } from './monitoring/alerts.ts';
 import { jobName } from './monitoring/objects.ts';
 import { inventoryMarkdown, withInventory } from './security/inventory-doc.ts';
+import { operatorFlagsMarkdown, withFlagsTable } from '../cmd/operator/flags.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -58,7 +60,12 @@ const alerts = await format(alertsTable(jobName()), {
   ...(await resolveConfig(readmePath)),
   parser: 'markdown',
 });
-const updated = withAlertsTable(withMetricsTable(readme, table), alerts);
+// And its flag table, from the operator's and the hosted webhook's flag tables (cmd/operator/flags.ts).
+const flags = await format(operatorFlagsMarkdown(), {
+  ...(await resolveConfig(readmePath)),
+  parser: 'markdown',
+});
+const updated = withFlagsTable(withAlertsTable(withMetricsTable(readme, table), alerts), flags);
 if (updated !== readme) write('docs/operator.md', updated);
 
 // The input-path inventory of docs/security.md (scripts/security/inventory.ts), the same way.

@@ -27,7 +27,7 @@ export interface StoredVersionsView {
   readonly status?: { readonly storedVersions?: readonly string[] };
 }
 
-/** The running operator's own state, as `RunningOperator.health()` reports it. */
+/** The running operator's own state, as `AssembledOperator.health()` reports it. */
 export interface OperatorHealth {
   /** This replica holds the leader Lease (always true without leader election). */
   readonly leading: boolean;

@@ -3,7 +3,7 @@
 // restricted security context (non-root, read-only root filesystem, no capabilities).
 
 import { DEFAULT_INSTALL } from '../../api/install.ts';
-import { LLM_API_KEY_ENV } from '../../operator/command.ts';
+import { LLM_API_KEY_ENV } from '../../operator/flags.ts';
 
 /** Labels on the operator's pods; the Deployment selector and the webhook Service use them. */
 export const OPERATOR_LABELS = {

@@ -45,7 +45,7 @@ export const READ_PATHS: readonly InputPath[] = [
     what: 'AITasks (v2) of every namespace: the task cache (list + watch)',
     sites: [
       "operator/assembly.ts: AITaskClient('v2')",
-      'operator/assembly.ts: Informer<v2.AITask>',
+      'operator/assembly-caches.ts: Informer<v2.AITask>',
       'operator/runtime/informer.ts: this.#client.page',
       'operator/runtime/informer.ts: this.#client.watch',
     ],
@@ -94,8 +94,8 @@ export const READ_PATHS: readonly InputPath[] = [
     class: 'watch/list',
     what: 'Deployments of every namespace: the target cache (list + watch), and a target’s scale',
     sites: [
-      'operator/assembly.ts: ResourceClient(Resources.deployments)',
-      'operator/assembly.ts: Informer<Deployment>',
+      'operator/assembly-caches.ts: ResourceClient(Resources.deployments)',
+      'operator/assembly-caches.ts: Informer<Deployment>',
       'operator/edges/actions.ts: ResourceClient(Resources.deployments)',
       'operator/edges/actions.ts: this.#deployments.transport.request',
       'operator/edges/actions.ts: this.#transport.request',

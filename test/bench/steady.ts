@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { DEFAULT_MAX_CONCURRENT_RECONCILES } from '../../operator/command.ts';
+import { DEFAULT_MAX_CONCURRENT_RECONCILES } from '../../operator/flags.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { bundleOperator, OPERATOR_MAIN } from '../../scripts/lib/esbuild.ts';
 import { startPrometheus } from '../../scripts/lib/prometheus.ts';

@@ -1,0 +1,163 @@
+// The operator's two caches (AITask v2 and Deployments) as assembly.ts builds them: what each
+// keeps (trim.ts), what it refuses and how a refusal and a failing watch are logged, and
+// which AITasks each change puts on the work queue.
+
+import { APPROVE_ANNOTATION } from '../api/install.ts';
+import { targetKey } from '../api/schema/target.ts';
+import type * as v2 from '../api/schema/v2.ts';
+import type { AITaskClient } from '../api/aitask-client.ts';
+import { ResourceClient } from '../lib/kube/resources.ts';
+import type { KubeTransport } from '../lib/kube/transport.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Refusal } from './runtime/cache-budget.ts';
+import { FAILING_AFTER, Informer, objectKey, type KubeObject } from './runtime/informer.ts';
+import { Resources, type Deployment } from './runtime/kinds.ts';
+import {
+  DEPLOYMENT_CACHE_BYTES,
+  DEPLOYMENT_NAMESPACE_CACHE_BYTES,
+  DEPLOYMENT_PAGE_SIZE,
+  MAX_CACHED_OBJECT_BYTES,
+  selectorRefusal,
+  TASK_PAGE_SIZE,
+  trimCustomObject,
+  trimDeployment,
+} from './runtime/trim.ts';
+import type { WorkQueue } from './runtime/workqueue.ts';
+
+/** The caches the reconciler reads. */
+export interface Caches {
+  readonly taskCache: Informer<v2.AITask>;
+  readonly deployments: Informer<Deployment>;
+}
+
+/** What the caches are built from; `onTaskDeleted` runs after a deleted AITask's keys are queued. */
+export interface CacheDeps {
+  readonly tasks: AITaskClient;
+  readonly transport: KubeTransport;
+  readonly queue: WorkQueue;
+  readonly log: Logger;
+  readonly namespace?: string;
+  readonly watchLabelSelector?: string;
+  readonly onTaskDeleted: () => void;
+}
+
+/** The AITask index of Deployment keys: the namespace/name each task targets. */
+function targetKeys(task: v2.AITask): string[] {
+  return [targetKey(task)];
+}
+
+/**
+ * True when an AITask update needs a reconcile now: a spec change, a deletion, or finalizer
+ * changes while deleting. Status writes and the operator's own finalizer patch do not; a
+ * finalizer removed by someone else is put back at the next interval.
+ */
+export function needsReconcile(oldT: v2.AITask, newT: v2.AITask): boolean {
+  const a = oldT.metadata;
+  const b = newT.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.annotations?.[APPROVE_ANNOTATION] !== b.annotations?.[APPROVE_ANNOTATION] ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    (b.deletionTimestamp !== undefined && (a.finalizers ?? []).join() !== (b.finalizers ?? []).join())
+  );
+}
+
+/**
+ * A watch that fails once or twice is an apiserver restarting or warming its watch cache
+ * ("storage is (re)initializing"), which the informer rides out: said as a reconnect at info,
+ * not as a failure (client-go's reflector logs those at V(4)). From FAILING_AFTER failures in
+ * a row on, the cache serves stale data and each retry is a warning that the watch failed.
+ */
+function onError(log: Logger, kind: string) {
+  return (err: unknown, failuresInARow: number): void => {
+    const fields = { resource: kind, error: (err as Error).message, failuresInARow };
+    if (failuresInARow >= FAILING_AFTER) log.warn('watch failed, reconnecting', fields);
+    else log.info('watch reconnecting', fields);
+  };
+}
+
+/** Caches keep only what the operator reads, and refuse objects still too large (trim.ts). */
+function bounded(
+  log: Logger,
+  kind: string,
+  then?: (obj: KubeObject) => void,
+): { maxObjectBytes: number; onRefused: (o: KubeObject, n: number, r: Refusal) => void } {
+  return {
+    maxObjectBytes: MAX_CACHED_OBJECT_BYTES,
+    onRefused: (obj, bytes, refusal) => {
+      if (refusal.reason === 'TooLarge')
+        log.warn('object too large to cache; ignored until it shrinks', {
+          resource: kind,
+          key: objectKey(obj),
+          bytes,
+          maxBytes: MAX_CACHED_OBJECT_BYTES,
+        });
+      else
+        log.warn('object not cached; ignored until it changes', {
+          resource: kind,
+          key: objectKey(obj),
+          reason: refusal.reason,
+          why: refusal.message,
+        });
+      then?.(obj);
+    },
+  };
+}
+
+/** Builds both caches and wires their changes to the work queue. */
+export function buildCaches(d: CacheDeps): Caches {
+  const { log, queue } = d;
+  const scope = d.namespace !== undefined ? { namespace: d.namespace } : {};
+  const taskCache = new Informer<v2.AITask>(d.tasks, {
+    ...scope,
+    ...(d.watchLabelSelector !== undefined ? { labelSelector: d.watchLabelSelector } : {}),
+    indexers: { target: targetKeys },
+    transform: trimCustomObject([APPROVE_ANNOTATION]),
+    ...bounded(log, 'aitasks'),
+    pageSize: TASK_PAGE_SIZE,
+    onError: onError(log, 'aitasks'),
+    // The CRD may come after the operator (npm start installs it once the hosted webhook
+    // answers; an install can race it): wait for it quietly, saying so once.
+    onNotServed: () =>
+      log.info('waiting for the AITask CRD to be served (aitasks.aiops.example.com v2)', {
+        resource: 'aitasks',
+      }),
+  });
+  const enqueueTasksOf = (obj: KubeObject): void => {
+    for (const key of taskCache.byIndex('target', objectKey(obj))) queue.addEvent(key);
+  };
+  // Deployments: pages whose worst case fits the heap, a selector no larger than a real one,
+  // and a byte budget in all and per namespace; a refused one is said in the status of the
+  // AITasks that target it (observe.ts), which are reconciled at once.
+  const deployments = new Informer<Deployment>(new ResourceClient(d.transport, Resources.deployments), {
+    ...scope,
+    transform: trimDeployment,
+    admit: (dep) => selectorRefusal(dep.spec?.selector),
+    ...bounded(log, 'deployments', enqueueTasksOf),
+    maxCacheBytes: DEPLOYMENT_CACHE_BYTES,
+    maxNamespaceBytes: DEPLOYMENT_NAMESPACE_CACHE_BYTES,
+    pageSize: DEPLOYMENT_PAGE_SIZE,
+    onError: onError(log, 'deployments'),
+  });
+  const sameTarget = (t: v2.AITask): string[] =>
+    taskCache.byIndex('target', targetKey(t)).filter((k) => k !== objectKey(t));
+  taskCache.on({
+    add: (t) => queue.add(objectKey(t)),
+    update: (a, b) => {
+      if (needsReconcile(a, b)) queue.addEvent(objectKey(b));
+    },
+    delete: (t) => {
+      queue.add(objectKey(t));
+      for (const key of sameTarget(t)) queue.add(key);
+      d.onTaskDeleted();
+    },
+  });
+  deployments.on({
+    add: enqueueTasksOf,
+    delete: enqueueTasksOf,
+    update: (a, b) => {
+      if (a.spec?.replicas !== b.spec?.replicas) enqueueTasksOf(b);
+    },
+  });
+  return { taskCache, deployments };
+}
