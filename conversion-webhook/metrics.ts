@@ -5,6 +5,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { STASH_REJECTION_REASONS } from '../api/conversion/stash.ts';
+import type { ConnectionRefusal } from '../lib/connection-budget.ts';
 import { SERVED_API_VERSIONS } from './review.ts';
 
 export interface WebhookMetrics {
@@ -12,6 +13,8 @@ export interface WebhookMetrics {
   requests: Counter<'code' | 'result'>;
   objects: Counter<'desired'>;
   failures: Counter<'reason'>;
+  /** Connections the listener's connection budget closed, by CONNECTION_REFUSAL_REASONS (not reviews: aiops_conversion_failures_total counts those). */
+  connectionsRefused: Counter<'reason'>;
   stashRejected: Counter<'reason'>;
   certificateRejections: Counter;
   duration: Histogram<'result'>;
@@ -50,6 +53,14 @@ export const CONVERSION_FAILURE_REASONS = [
   'cpu_share',
 ] as const;
 
+/**
+ * Every reason aiops_conversion_connections_refused_total counts (lib/connection-budget.ts's
+ * ConnectionRefusal), each at 0 from the start: `address`, the remote address already held its
+ * share; `full`, all connections were taken and no address held more than the new one's would;
+ * `displaced`, an open connection of the address holding the most, closed to make room.
+ */
+export const CONNECTION_REFUSAL_REASONS: readonly ConnectionRefusal[] = ['address', 'full', 'displaced'];
+
 /** Creates the webhook's metrics; process metrics are included when `processMetrics` (default true). */
 export function createMetrics(processMetrics = true): WebhookMetrics {
   const registry = new Registry();
@@ -64,6 +75,7 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
     }),
     objects: objects(registry),
     failures: failures(registry),
+    connectionsRefused: connectionsRefused(registry),
     stashRejected: stashRejected(registry),
     certificateRejections: new Counter({
       name: 'aiops_conversion_certificate_rejections_total',
@@ -129,11 +141,23 @@ function caBundleChecks(registry: Registry): Counter<'result'> {
 function failures(registry: Registry): Counter<'reason'> {
   const c = new Counter({
     name: 'aiops_conversion_failures_total',
-    help: 'Failed requests by reason (malformed: not what the apiserver sends (not a ConversionReview, a version not served, an object that is not a valid AITask at its own version), which anyone who reaches the port can send; conversion: a valid object the webhook could not convert; stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of connections or bytes, 429 or closed; cpu_share: one remote address in debt of conversion time, 429 with Retry-After).',
+    help: 'Failed requests by reason (malformed: not what the apiserver sends (not a ConversionReview, a version not served, an object that is not a valid AITask at its own version), which anyone who reaches the port can send; conversion: a valid object the webhook could not convert; stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap or the bytes in flight over all addresses, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of bytes in flight, answered 429 with Retry-After; cpu_share: one remote address in debt of conversion time, 429 with Retry-After). Connections the connection budget closes are counted apart, in aiops_conversion_connections_refused_total.',
     labelNames: ['reason'],
     registers: [registry],
   });
   for (const reason of CONVERSION_FAILURE_REASONS) c.inc({ reason }, 0);
+  return c;
+}
+
+/** Connections the connection budget closed, every reason of CONNECTION_REFUSAL_REASONS at 0 from the start. */
+function connectionsRefused(registry: Registry): Counter<'reason'> {
+  const c = new Counter({
+    name: 'aiops_conversion_connections_refused_total',
+    help: "Connections to the webhook its connection budget closed, by reason (address: refused on arrival, the remote address already held its share; full: refused on arrival, every connection was taken by addresses holding no more than the new one's would; displaced: an open connection of the address holding the most, closed to make room for a smaller holder). Anyone who reaches the port moves it; no alert reads it.",
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of CONNECTION_REFUSAL_REASONS) c.inc({ reason }, 0);
   return c;
 }
 

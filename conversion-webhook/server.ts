@@ -113,7 +113,11 @@ export interface WebhookOptions {
   minBytesPerSecond?: number;
   /** Time for the TLS handshake and the request headers, in milliseconds (default 5 000); slower gets 408. */
   headersTimeoutMs?: number;
-  /** Connections one remote address may hold open (default DEFAULT_MAX_CONNECTIONS_PER_PEER, 64); more are closed at once. */
+  /**
+   * Connections one remote address may hold open (default DEFAULT_MAX_CONNECTIONS_PER_PEER, 64);
+   * more are closed at once. Every connection the budget closes is counted in
+   * aiops_conversion_connections_refused_total, apart from the reviews.
+   */
   maxConnectionsPerPeer?: number;
   /**
    * Connections all remote addresses may hold open (default DEFAULT_MAX_CONNECTIONS, 256); one
@@ -207,9 +211,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     maxConnections: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
   };
   const server = https.createServer({ ...pair, ...listenerOptions(budget) });
-  budgetConnections(server, budget, (why) =>
-    metrics.failures.inc({ reason: why === 'full' ? 'overloaded' : 'peer_share' }),
-  );
+  budgetConnections(server, budget, (why) => metrics.connectionsRefused.inc({ reason: why }));
   const peers = new PeerShares({
     maxBytesPerPeer: maxInFlightBytes,
     maxBytes: 2 * maxInFlightBytes,

@@ -114,17 +114,18 @@ export const LABELS: readonly LabelPath[] = [
       'aiops_cache_objects_refused_total',
       'aiops_guardrail_refusals_total',
       'aiops_conversion_failures_total',
+      'aiops_conversion_connections_refused_total',
       'aiops_conversion_stash_rejected_total',
     ],
     values:
-      'fixed reason enums of the decision core, the caches (TooLarge, NotAdmitted, CacheFull), the webhook (malformed apart from conversion) and the stash, each created at 0',
+      'fixed reason enums of the decision core, the caches (TooLarge, NotAdmitted, CacheFull), the webhook (malformed apart from conversion; connections its budget closed, address, full or displaced, apart from reviews) and the stash, each created at 0',
     enforcedIn: [
       'operator/decision/vocabulary.ts',
       'operator/runtime/cache-budget.ts',
       'conversion-webhook/metrics.ts',
       'api/conversion/stash.ts',
     ],
-    provedBy: ['test/attacks/series.test.ts'],
+    provedBy: ['test/attacks/series.test.ts', 'conversion-webhook/connection-refusals.test.ts'],
   },
   {
     label: 'resource',
