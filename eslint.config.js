@@ -43,6 +43,7 @@ const ROOMS = {
   'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts', 'lib/'],
   'operator/llm/': ['operator/llm/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],
   'operator/edges/': ['operator/edges/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],
+  'operator/olm/': ['operator/olm/', 'api/', 'lib/'],
   'scripts/': SCRIPTS,
   'scripts/test': [...SCRIPTS, 'test/'],
   'scripts/bench.ts': [...SCRIPTS, 'test/'],
