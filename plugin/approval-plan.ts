@@ -8,6 +8,7 @@
 
 import type * as v2 from '../api/schema/v2.ts';
 import type { DeploymentLike } from './kinds.ts';
+import { targetNamespace } from '../api/schema/target.ts';
 
 /** Exactly what approving would make the operator do. */
 export interface ApprovalPlan {
@@ -72,7 +73,7 @@ export function checkApproval(
       refusal: `aitask "${name}" in namespace "${namespace}" has no decision waiting for approval (phase ${task.status?.phase ?? 'Pending'}); nothing to approve`,
     };
   const specTarget = {
-    namespace: task.spec.target.namespace ?? namespace,
+    namespace: targetNamespace(task),
     name: task.spec.target.name,
   };
   const made = pending.target ?? specTarget;

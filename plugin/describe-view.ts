@@ -6,6 +6,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import { EXPLAIN_DEFAULTS, explainPhase } from '../api/status/explain.ts';
 import type { KStatusResult } from '../api/status/kstatus.ts';
 import type { KubeEventLike, DeploymentLike } from './kinds.ts';
+import { targetNamespace } from '../api/schema/target.ts';
 
 /** Health of the target Deployment as read now. */
 export type TargetHealth =
@@ -114,7 +115,7 @@ export function describeView(
     target: {
       kind: spec.target.kind,
       name: spec.target.name,
-      namespace: spec.target.namespace ?? ns,
+      namespace: targetNamespace(task) || ns,
       namespaceFrom: spec.target.namespace === undefined ? 'aitask' : 'spec',
     },
     trigger: {

@@ -17,6 +17,7 @@ import { visibleDeep } from '../format.ts';
 import { Resources } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
+import { targetNamespace } from '../../api/schema/target.ts';
 
 /** The target Deployment as read now; undefined when absent or not readable. */
 async function liveTarget(s: Session, namespace: string, name: string): Promise<LiveDeployment | undefined> {
@@ -63,7 +64,7 @@ export async function approve(
   const s = await ctx.session();
   const task = await getTask(s, s.namespace, name);
   const ns = task.metadata.namespace ?? s.namespace;
-  const targetNs = task.status?.pendingDecision?.target?.namespace ?? task.spec.target.namespace ?? ns;
+  const targetNs = task.status?.pendingDecision?.target?.namespace ?? (targetNamespace(task) || ns);
   const targetName = task.status?.pendingDecision?.target?.name ?? task.spec.target.name;
   const check = checkApproval(
     { ...task, metadata: { ...task.metadata, namespace: ns } },

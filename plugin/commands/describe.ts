@@ -18,9 +18,10 @@ import { resourceName } from '../flags.ts';
 import { Resources, type DeploymentLike, type KubeEventLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, listTasks, type Session } from '../session.ts';
+import { targetNamespace } from '../../api/schema/target.ts';
 
 async function health(s: Session, task: v2.AITask): Promise<TargetHealth> {
-  const ns = task.spec.target.namespace ?? task.metadata.namespace ?? s.namespace;
+  const ns = targetNamespace(task) || s.namespace;
   try {
     const d = await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(
       ns,
