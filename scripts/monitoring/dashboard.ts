@@ -146,10 +146,15 @@ export function panelDefs(job: string): PanelDef[] {
       title: 'Conversions',
       type: 'timeseries',
       unit: 'reqps',
-      description: 'ConversionReviews per second by result, and failures by reason.',
+      description:
+        'ConversionReviews per second by result, failures by reason, and connections the webhook closed at accept by reason.',
       targets: [
         { expr: rate('aiops_conversion_requests_total', 'result'), legend: '{{result}}' },
         { expr: rate('aiops_conversion_failures_total', 'reason'), legend: 'failed: {{reason}}' },
+        {
+          expr: rate('aiops_conversion_connections_refused_total', 'reason'),
+          legend: 'connections refused: {{reason}}',
+        },
       ],
     },
     {
