@@ -26,6 +26,7 @@ import * as v1alpha1 from '../../api/schema/v1alpha1.ts';
 import * as v2 from '../../api/schema/v2.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually } from '../support/operator.ts';
+import { createFullTasks } from './full-tasks.ts';
 import { HEAP_BOUND_MIB } from './stage.ts';
 import { useStage } from './use-stage.ts';
 
@@ -172,53 +173,10 @@ test('mallory cannot write any status field past its bound, at any version: each
 
 /** AITasks mallory fills to the most the CRD allows. */
 const TASKS = 100;
-/** Under the apiserver's 256 KiB limit on all annotations of an object together. */
-const ANNOTATION_BYTES = 200 * 1024;
-const WIDTH = 4;
-
-/** The largest status the CRD accepts that etcd still stores beside ANNOTATION_BYTES: ~1.15 MB. */
-function fullStatus(i: number): v2.Status {
-  const text = 'x'.repeat(MESSAGE_MAX_LENGTH);
-  return {
-    phase: 'Monitoring',
-    message: text,
-    conditions: Array.from({ length: CONDITIONS_MAX_ITEMS }, (_, c) => ({
-      type: `Filler${c}`,
-      status: 'True' as const,
-      reason: 'Filler',
-      message: `${i}${text}`.slice(0, MESSAGE_MAX_LENGTH),
-      lastTransitionTime: T,
-    })),
-  };
-}
 
 test(`${TASKS} AITasks filled to the CRD's bounds: the operator restarts under its heap bound and alice's task still reconciles`, async (t) => {
   const m = stage.mallory;
-  const blob = 'y'.repeat(ANNOTATION_BYTES);
-  let next = 0;
-  let bytes = 0;
-  await Promise.all(
-    Array.from({ length: WIDTH }, async () => {
-      while (next < TASKS) {
-        const i = next++;
-        const name = `full-${i}`;
-        await m.tasks.create(m.namespace, {
-          apiVersion: 'aiops.example.com/v2',
-          kind: 'AITask',
-          metadata: { name, annotations: { 'mallory.example.com/blob': blob } },
-          spec: {
-            target: { kind: 'Deployment', name: `missing-${i}` },
-            trigger: { query: 'vector(0)', threshold: 1 },
-            remediation: { action: 'Noop' },
-            intervalSeconds: 3600,
-          },
-        });
-        // The size as stored by this write: the operator may rewrite the status soon after.
-        const stored = await m.tasks.patchStatus(m.namespace, name, fullStatus(i));
-        bytes = Math.max(bytes, Buffer.byteLength(JSON.stringify(stored)));
-      }
-    }),
-  );
+  const bytes = await createFullTasks(m, TASKS);
   t.diagnostic(
     `each task is ~${Math.round(bytes / 1024)} KiB; ${TASKS} of them ~${Math.round((TASKS * bytes) / 2 ** 20)} MiB`,
   );

@@ -1,5 +1,6 @@
-// Attacks on the operator's memory through objects of other kinds than AITask that a tenant
-// may write in its own namespace: bare Pods of ~1.1 MB each carrying its own target's labels
+// Attacks on the operator's memory through one tenant namespace filled with every kind the
+// operator reads there that a tenant may write: AITasks filled to the CRD's bounds (~1.3 MB
+// each, refused by the task cache), bare Pods of ~1.1 MB each carrying its own target's labels
 // (read when the operator looks for a pod of the target to act on), paused zero-replica
 // Deployments with ~1.1 MB pod templates (read while the Deployment cache fills at every
 // start), and a Deployment whose selector is larger than any real one. The operator reads
@@ -15,6 +16,7 @@ import { findCondition } from '../../api/status/conditions.ts';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
+import { createFullTasks } from './full-tasks.ts';
 import { HEAP_BOUND_MIB, LOAD, loadTask } from './stage.ts';
 import { useStage } from './use-stage.ts';
 
@@ -22,6 +24,8 @@ const { stage, undisturbed } = useStage();
 
 /** Bare Pods and paused Deployments mallory creates: each kind alone is past the old heap's reach. */
 const COUNT = 150;
+/** AITasks filled to the CRD's bounds mallory creates beside them. */
+const TASKS = 100;
 /** Bytes of the filler in each: under etcd's 1.5 MiB object limit with the rest of the object. */
 const FILLER_BYTES = 1_100_000;
 /** Creates in flight at once. */
@@ -37,7 +41,7 @@ async function fill(n: number, make: (i: number) => Promise<unknown>): Promise<v
   );
 }
 
-test(`${COUNT} bare 1.1 MB Pods on a target's labels, ${COUNT} paused 1.1 MB Deployments and an oversized selector: the operator restarts under its limit and says the refusal`, async (t) => {
+test(`one namespace with ${TASKS} AITasks filled to the CRD's bounds, ${COUNT} bare 1.1 MB Pods on a target's labels, ${COUNT} paused 1.1 MB Deployments and an oversized selector: the operator restarts under its limit and says the refusal`, async (t) => {
   const m = stage.mallory;
   const filler = 'x'.repeat(FILLER_BYTES);
 
@@ -92,7 +96,10 @@ test(`${COUNT} bare 1.1 MB Pods on a target's labels, ${COUNT} paused 1.1 MB Dep
     },
   });
   await m.tasks.create(m.namespace, loadTask('wide', { action: 'Noop' }));
-  t.diagnostic(`${COUNT} pods and ${COUNT} deployments of ~${FILLER_BYTES} bytes each created`);
+  const taskBytes = await createFullTasks(m, TASKS);
+  t.diagnostic(
+    `${COUNT} pods and ${COUNT} deployments of ~${FILLER_BYTES} bytes each and ${TASKS} tasks of ~${taskBytes} bytes created`,
+  );
 
   // Every start lists every Deployment before it is ready; with the heap bound, a page that
   // does not fit crashes the operator and restartOperator throws.
@@ -123,6 +130,14 @@ test(`${COUNT} bare 1.1 MB Pods on a target's labels, ${COUNT} paused 1.1 MB Dep
     async () => {
       const task = await m.tasks.get(m.namespace, 'web');
       return task.status?.lastDecision?.blockedBy === 'NoPodToRestart' ? true : undefined;
+    },
+    120_000,
+  );
+  await eventually(
+    `the ${TASKS} filled tasks to be refused by the new operator's task cache`,
+    async () => {
+      const n = await op.metric('aiops_cache_objects_refused_total', { resource: 'aitasks' });
+      return n >= TASKS ? n : undefined;
     },
     120_000,
   );

@@ -1,13 +1,14 @@
 // The stage the attack suites play on: a control plane of their own (so the AITask CRD's
 // conversion can point at the operator's hosted webhook, as on a real install), the operator
-// as deployed — one process hosting controller and webhook, authenticated as a ServiceAccount
+// as deployed — one process hosting controller and webhook, run with the image's Node flags and
+// environment under a heap bound from the shipped memory limit, authenticated as a ServiceAccount
 // holding exactly the CSV's permissions, /metrics over HTTPS behind TokenReview — a real
 // Prometheus, a scraper bound to the shipped metrics reader role, and two tenants, each a
 // ServiceAccount that may only write AITasks (status included), Deployments and Pods in its
 // own namespace. Attacks are made with the tenant's own credentials, so whatever the
 // apiserver refuses a tenant is refused here too.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AITaskClient } from '../../api/aitask-client.ts';
@@ -31,6 +32,7 @@ import {
 import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { csvInstallSpec, installAsOLM } from '../olm/install-as-olm.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
 
@@ -40,6 +42,9 @@ import { eventually, startOperatorProcess, type OperatorProcess } from '../suppo
  * OOM-killed crashes the operator and fails the suite instead of only slowing it.
  */
 export const HEAP_BOUND_MIB = Math.floor((OPERATOR_MEMORY_LIMIT_MIB * 3) / 4);
+
+/** The image's Node flags and environment (its young generation and malloc settings), which the operator runs with here. */
+const IMAGE = imageRuntime(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8'));
 
 /** The gauge every attack task reads; each series carries the namespace it belongs to. */
 export const LOAD = 'attack_load';
@@ -241,11 +246,16 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
           `--metrics-cert-path=${certs.dir}`,
           ...(opts.args ?? []),
         ],
-        { AIOPS_CONFINE_QUERIES: 'true', AIOPS_METRICS_SECURE: 'true', POD_NAMESPACE: operatorNs },
+        {
+          ...IMAGE.env,
+          AIOPS_CONFINE_QUERIES: 'true',
+          AIOPS_METRICS_SECURE: 'true',
+          POD_NAMESPACE: operatorNs,
+        },
         {
           kubeconfig: operatorKubeconfig,
           metrics: scraper,
-          nodeArgs: [`--max-old-space-size=${HEAP_BOUND_MIB}`],
+          nodeArgs: [...IMAGE.nodeFlags, `--max-old-space-size=${HEAP_BOUND_MIB}`],
         },
       );
     let operator = await start();

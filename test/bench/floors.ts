@@ -18,7 +18,8 @@ import { GROUP } from '../../api/schema/common.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { CLIENT_IDENTITIES, pkiPaths } from '../harness/pki.ts';
 import { sleep } from './fixtures.ts';
-import { containerEnv, imageRuntime } from './memory.ts';
+import { containerEnv } from './memory.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 import { rssOf, spawnReady, type Runner, type RunnerContext } from './peer-procs.ts';
 import { median } from './stats.ts';
 

@@ -28,6 +28,7 @@ import type { Environment } from '../support/environment.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { clients, converged, mib, namespace, pool, populate, sayer, secs, sleep } from './fixtures.ts';
 import { median, ms, printTable } from './stats.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const say = sayer('memory');
@@ -58,21 +59,6 @@ const untrimmedCache: Plugin = {
     );
   },
 };
-
-/**
- * How the image's runtime stage runs Node (after the last `FROM`): its `ENV` lines and the
- * Node flags its `ENTRYPOINT ["node", <flags…>, <script>]` passes before the script.
- */
-export function imageRuntime(dockerfile: string): { env: Record<string, string>; nodeFlags: string[] } {
-  const stage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-  const env: Record<string, string> = {};
-  for (const m of stage.matchAll(/^ENV\s+(\w+)=("([^"]*)"|\S+)\s*$/gm))
-    env[m[1] as string] = m[3] ?? (m[2] as string);
-  const entrypoint = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(stage)?.[1];
-  const argv = entrypoint === undefined ? [] : (JSON.parse(entrypoint) as string[]);
-  const nodeFlags = argv[0] === 'node' ? argv.slice(1).filter((a) => a.startsWith('--')) : [];
-  return { env, nodeFlags };
-}
 
 /**
  * The environment of a container of the image: `env` (the image's ENV, or a variant of it,

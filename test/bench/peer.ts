@@ -33,7 +33,7 @@ import {
   sleep,
   type Clients,
 } from './fixtures.ts';
-import { imageRuntime } from './memory.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 import {
   apiserverRequests,
   buildGoPeer,

@@ -38,7 +38,7 @@ import {
   sleep,
   type Clients,
 } from './fixtures.ts';
-import { imageRuntime } from './memory.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 import {
   buildGoPeer,
   bundleRunner,

@@ -24,7 +24,7 @@ import { createServingCert } from '../../scripts/lib/certs.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { v1alpha1Task } from '../support/arbitraries.ts';
 import { type ServedVersion, zerosReview } from '../support/conversion-reviews.ts';
-import { imageRuntime } from './memory.ts';
+import { imageRuntime } from '../support/image-runtime.ts';
 import { mib, sayer, sleep } from './fixtures.ts';
 import { printTable } from './stats.ts';
 
