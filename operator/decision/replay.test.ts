@@ -141,6 +141,12 @@ test('replay: a sample answers for the lookback; after it, NoData and no action'
   assert.equal(r.summary.noData, 36, 'minutes 25 to 60');
   assert.equal(r.changes.at(-1)?.decision.kind, 'metricUnavailable');
   assert.equal(r.changes.at(-1)?.value, undefined);
+  const nan = run(
+    spec(),
+    samples(20, (m) => (m < 10 ? 40 : NaN)),
+    { to: T0 + 15 * MIN },
+  );
+  assert.equal(nan.summary.noData, 6, 'minutes 10 to 15: a sample that is not a finite number is no data');
 });
 
 test('replay: the timeline keeps maxChanges changes and counts the rest', () => {

@@ -146,13 +146,19 @@ function sameDecision(a: Decision, b: Decision): boolean {
   return a.kind === b.kind && a.blockedBy === b.blockedBy && a.plan === b.plan && a.would === b.would;
 }
 
-/** Reads the samples in time order: the last one at or before `at`, within the lookback. */
+/**
+ * Reads the samples in time order: the last one at or before `at`, within the lookback; NoData
+ * when there is none or it is not a finite number, as Prometheus' answer reads then.
+ */
 function sampleReader(samples: readonly Sample[], lookbackMs: number): (at: number) => MetricObservation {
   let next = 0;
   return (at) => {
     while (next < samples.length && (samples[next]?.at ?? Infinity) <= at) next++;
     const last = samples[next - 1];
-    if (last !== undefined && at - last.at <= lookbackMs) return { ok: true, value: last.value };
+    if (last !== undefined && at - last.at <= lookbackMs)
+      return Number.isFinite(last.value)
+        ? { ok: true, value: last.value }
+        : { ok: false, reason: 'NoData', message: `the sample is not a finite number (${last.value})` };
     return {
       ok: false,
       reason: 'NoData',
