@@ -6,7 +6,7 @@
 import { flag, integer, text, toggle } from '../lib/options-table.ts';
 import { DEFAULTS } from './decision/decide.ts';
 import { DEFAULT_QUERY_BOUNDS } from './decision/query-cost.ts';
-import { DEFAULT_QUERY_TEMPLATE } from './edges/prometheus.ts';
+import { DEFAULT_QUERY_TEMPLATE } from './decision/metric-query.ts';
 import { DEFAULT_MAX_COMPLETION_TOKENS } from './llm/protocol.ts';
 import { DEFAULT_MARK_SWEEP_MS } from './mark-sweep.ts';
 import { DEFAULT_LLM_MAX_TIMEOUT_MS } from './preflight.ts';

@@ -1,16 +1,16 @@
 // What one reconcile observes before deciding: the target (the Deployment from the cache,
 // refused across namespaces unless allowed, owned by one AITask only, and said refused when
-// the cache would not hold it) and the metric (the
-// default query rendered for the target, or the task's own query confined to the target's
-// namespace, read from Prometheus). Both become the observations `decide` takes.
+// the cache would not hold it) and the metric (the query decision/metric-query.ts chooses:
+// the default query rendered for the target, or the task's own query confined to the
+// target's namespace; read from Prometheus). Both become the observations `decide` takes.
 
 import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
-import { renderQuery, type MetricReader } from './edges/prometheus.ts';
+import type { MetricReader } from './edges/prometheus.ts';
+import { metricQuery, type QueryRules } from './decision/metric-query.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import type { Informer } from './runtime/informer.ts';
-import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './decision/query-cost.ts';
 import type { Deployment } from './runtime/kinds.ts';
 
 /** What observing a target reads. */
@@ -67,24 +67,10 @@ export function observeTarget(
   return { found: true, replicas: deployment.spec?.replicas ?? 1 };
 }
 
-/**
- * The PromQL parser behind confineQuery, loaded with the first task that brings its own query:
- * decoding the grammar's tables at import costs every start CPU and an optimizing compile
- * (the node binary's compiler paged in: docs/benchmarks.md), though tasks on the default query
- * never parse PromQL.
- */
-let confinement: Promise<typeof import('./decision/confine.ts')> | undefined;
-
-/** What reading the metric needs. */
-export interface MetricSources {
+/** What reading the metric needs: Prometheus, and how the query is chosen and checked (metric-query.ts). */
+export interface MetricSources extends QueryRules {
   /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
   readonly prometheus: MetricReader;
-  /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}` are the target's. */
-  readonly defaultQuery: string;
-  /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
-  readonly confineQueries: boolean;
-  /** Cost bounds on `trigger.query`, confined or not (default DEFAULT_QUERY_BOUNDS: 1h window, 10s step). */
-  readonly queryBounds?: QueryBounds;
 }
 
 /**
@@ -100,19 +86,6 @@ export async function observeMetric(
   targetNs: string,
 ): Promise<MetricObservation | undefined> {
   if (task.spec.paused === true || !target.found) return undefined;
-  let query = task.spec.trigger.query;
-  if (query === undefined) {
-    try {
-      query = renderQuery(s.defaultQuery, { namespace: targetNs, name: task.spec.target.name });
-    } catch (err) {
-      return { ok: false, reason: 'QueryFailed', message: (err as Error).message };
-    }
-  } else {
-    const { confineQuery, boundQuery } = await (confinement ??= import('./decision/confine.ts'));
-    const bounds = s.queryBounds ?? DEFAULT_QUERY_BOUNDS;
-    const checked = s.confineQueries ? confineQuery(query, targetNs, bounds) : boundQuery(query, bounds);
-    if (!checked.ok) return { ok: false, reason: checked.reason, message: checked.message };
-    query = checked.query;
-  }
-  return s.prometheus.query(query);
+  const query = await metricQuery(task, targetNs, s);
+  return query.ok ? s.prometheus.query(query.query) : query;
 }

@@ -1,18 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createServer } from 'node:http';
-import { parseQueryResponse, PrometheusClient, renderQuery } from './prometheus.ts';
-
-test('renderQuery fills the target and rejects unknown placeholders', () => {
-  assert.equal(
-    renderQuery('x{ns="{{namespace}}",d="{{ name }}"}', { namespace: 'a', name: 'b' }),
-    'x{ns="a",d="b"}',
-  );
-  assert.throws(
-    () => renderQuery('{{pod}}', { namespace: 'a', name: 'b' }),
-    /unknown placeholder \{\{pod\}\}/,
-  );
-});
+import { parseQueryResponse, PrometheusClient } from './prometheus.ts';
 
 test('parseQueryResponse classifies every answer', () => {
   const ok = (result: unknown, resultType = 'vector') => ({

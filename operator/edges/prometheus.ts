@@ -16,25 +16,6 @@ import type { MetricObservation } from '../decision/decide.ts';
 import { BoundedBody, DEFAULT_MAX_RESPONSE_BYTES } from '../runtime/bounded-body.ts';
 import { redactUrl, redactUrls } from '../../lib/redact.ts';
 
-/** Placeholders of the default query template. */
-export interface QueryTarget {
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/** The operator's default query: CPU use of the Deployment's pods in cores. */
-export const DEFAULT_QUERY_TEMPLATE =
-  'sum(rate(container_cpu_usage_seconds_total{namespace="{{namespace}}",pod=~"{{name}}-[a-z0-9]+-[a-z0-9]+"}[5m]))';
-
-/** Renders `{{namespace}}` and `{{name}}` in a query template; throws on an unknown placeholder. */
-export function renderQuery(template: string, target: QueryTarget): string {
-  return template.replace(/\{\{\s*([a-zA-Z]+)\s*\}\}/g, (_, key: string) => {
-    if (key === 'namespace') return target.namespace;
-    if (key === 'name') return target.name;
-    throw new Error(`unknown placeholder {{${key}}} in the query template (known: {{namespace}}, {{name}})`);
-  });
-}
-
 interface PromResponse {
   status?: 'success' | 'error';
   errorType?: string;
