@@ -1,7 +1,9 @@
 // Lint rules for the whole package: strict typed TypeScript, no `any`, and the room
 // boundaries of the design, enforced by the local rule `aiops/rooms` below: lib/ (helpers any
 // room may use) imports only lib/ and package.json; api/ imports nothing of ours but lib/;
-// operator/, plugin/ and conversion-webhook/ import only api/ and lib/, never each other;
+// operator/, plugin/ and conversion-webhook/ import only api/ and lib/, never each other,
+// but for the plugin's use of operator/decision/ (pure, no I/O: `simulate` replays the
+// operator's own rules);
 // cmd/ holds the three programs' entry points: the operator's is where operator/ and
 // conversion-webhook/ meet, the webhook's and the plugin's each build on their own room; and
 // inside operator/ the rooms of operator/README.md: the runtime knows nothing of AITasks,
@@ -34,7 +36,7 @@ const ROOMS = {
   'lib/': ['lib/', 'package.json'],
   'api/': ['api/', 'lib/'],
   'conversion-webhook/': ['conversion-webhook/', 'api/', 'lib/'],
-  'plugin/': ['plugin/', 'api/', 'package.json', 'lib/'],
+  'plugin/': ['plugin/', 'api/', 'package.json', 'lib/', 'operator/decision/'],
   'cmd/': ['cmd/', 'operator/', 'conversion-webhook/', 'api/', 'lib/'],
   'cmd/webhook': ['conversion-webhook/', 'api/', 'lib/'],
   'cmd/kubectl-aiops': ['plugin/', 'api/', 'lib/', 'package.json'],
