@@ -33,9 +33,9 @@ interface Ran {
   readonly plan: ActionPlan;
 }
 
-/** The last sample at or before `at` within the lookback, as an instant query answers. */
+/** The last sample at or before `at` less old than the lookback, as an instant query answers. */
 function instant(samples: readonly Sample[], at: number): MetricObservation {
-  const seen = samples.filter((s) => s.at <= at && at - s.at <= LOOKBACK_MS);
+  const seen = samples.filter((s) => s.at <= at && at - s.at < LOOKBACK_MS);
   const last = seen[seen.length - 1];
   return last !== undefined
     ? { ok: true, value: last.value }

@@ -34,7 +34,7 @@ export interface Sample {
   readonly value: number;
 }
 
-/** Prometheus' default lookback: an instant query answers with the last sample this recent (ms). */
+/** Prometheus' default lookback: an instant query answers with the last sample less old than this (ms). */
 export const DEFAULT_LOOKBACK_MS = 300_000;
 
 /** Changes a replay keeps in its timeline by default; the rest are only counted. */
@@ -53,7 +53,7 @@ export interface ReplayInput {
   readonly replicas: number;
   /** The operator's defaults (default DEFAULTS). */
   readonly defaults?: Defaults;
-  /** How old a sample may be and still answer (default DEFAULT_LOOKBACK_MS, 5 min). */
+  /** A sample answers while it is less old than this (default DEFAULT_LOOKBACK_MS, 5 min). */
   readonly lookbackMs?: number;
   /** Changes kept in the timeline (default DEFAULT_MAX_CHANGES). */
   readonly maxChanges?: number;
@@ -147,7 +147,8 @@ function sameDecision(a: Decision, b: Decision): boolean {
 }
 
 /**
- * Reads the samples in time order: the last one at or before `at`, within the lookback; NoData
+ * Reads the samples in time order: the last one at or before `at`, less old than the lookback
+ * (Prometheus' left-open window); NoData
  * when there is none or it is not a finite number, as Prometheus' answer reads then.
  */
 function sampleReader(samples: readonly Sample[], lookbackMs: number): (at: number) => MetricObservation {
@@ -155,7 +156,7 @@ function sampleReader(samples: readonly Sample[], lookbackMs: number): (at: numb
   return (at) => {
     while (next < samples.length && (samples[next]?.at ?? Infinity) <= at) next++;
     const last = samples[next - 1];
-    if (last !== undefined && at - last.at <= lookbackMs)
+    if (last !== undefined && at - last.at < lookbackMs)
       return Number.isFinite(last.value)
         ? { ok: true, value: last.value }
         : { ok: false, reason: 'NoData', message: `the sample is not a finite number (${last.value})` };
