@@ -1,7 +1,8 @@
 // What an AITask would have done over a recorded metric: the reconcile's chain of decision
-// functions (clampSpec, firstSight, decide, evaluate, recordOutcome, withCooldown, the
-// stored status cut by boundStatus) run over (time, value) samples with a simulated clock,
-// so `kubectl aiops simulate` answers with the operator's own rules and none written twice.
+// functions (clampSpec, firstSight, decide, evaluate, recordOutcome, withCooldown, the status
+// stored, cut by boundStatus, only when it changed) run over (time, value) samples with a
+// simulated clock, so `kubectl aiops simulate` answers with the operator's own rules and none
+// written twice.
 // The clock follows the operator's queue: the next evaluation is the earliest requeue a
 // reconcile asked for (bounded by boundRequeue), and a scale, which changes the Deployment's
 // replicas, is evaluated again at once, as the Deployment's watch event makes the operator do.
@@ -11,6 +12,7 @@
 // when the advisor falls back. The metric is replayed as recorded: an action does not change
 // it. Pure: no I/O, no clock of its own.
 
+import { isDeepStrictEqual } from 'node:util';
 import type * as v2 from '../../api/schema/v2.ts';
 import { metaTime } from '../../api/status/conditions.ts';
 import { boundStatus } from '../../api/status/bounded.ts';
@@ -126,6 +128,11 @@ function stored(status: v2.Status): v2.Status {
   return JSON.parse(JSON.stringify(boundStatus(status))) as v2.Status;
 }
 
+/** The status after writing `next` over `current`, as the reconciler writes: only when they differ. */
+function written(current: v2.Status, next: v2.Status): v2.Status {
+  return isDeepStrictEqual(current, next) ? current : stored(next);
+}
+
 /** The decision of `verdict` in words. */
 function decisionOf(verdict: Verdict, llm: boolean): Decision {
   const planned = verdict.kind === 'act' || verdict.kind === 'blocked' ? verdict.plan : undefined;
@@ -226,7 +233,7 @@ export function replay(input: ReplayInput): Replay {
     let scaled = false;
     if (ev.act !== undefined && verdict.kind === 'act') {
       const { decision, plan } = ev.act;
-      const decided = { ...task, status: stored(ev.status) };
+      const decided = { ...task, status: written(status, ev.status) };
       const outcome = { executed: true as const, message: outcomeMessage(plan) };
       const after = recordOutcome(decided, decided.status, decision, plan, outcome, now);
       next = withCooldown(decided, after, { target, metric }, now, defaults, intervalMs).status;
@@ -237,7 +244,7 @@ export function replay(input: ReplayInput): Replay {
         replicas = plan.replicas;
       }
     }
-    status = stored(next);
+    status = written(status, next);
     if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval') awaitingApproval++;
     if (verdict.kind === 'blocked' && verdict.blockedBy === 'DryRun') dryRuns++;
     if (metric !== undefined && !metric.ok) noData++;
