@@ -47,6 +47,14 @@ export const EXAMPLES = {
     '# Move every AITask to the storage version; run again if interrupted',
     'kubectl aiops migrate-storage',
   ]),
+  simulate: block([
+    '# What would web-load have done over the last 7 days? (the metric is replayed as recorded)',
+    'kubectl aiops simulate web-load -n demo --since 7d',
+    '# Why did it scale at 03:12? A window of its own, for a script',
+    'kubectl aiops simulate web-load -n demo --from 2026-03-02T03:00:00Z --to 2026-03-02T04:00:00Z -o json',
+    '# A task not applied yet, with Prometheus reached directly and 3 replicas to start from',
+    'kubectl aiops simulate -f web-load.yaml --prometheus-url http://localhost:9090 --replicas 3',
+  ]),
   version: block(['kubectl aiops version', 'kubectl aiops version --client -o json']),
   completion: block([
     '# Install the completion helper next to kubectl-aiops (kubectl >= 1.26 picks it up)',
@@ -63,7 +71,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force);
      approve when no decision waits, --id names another, or its target, generation,
      Deployment UID or replicas changed since the decision was made;
-     migrate-storage while the conversion webhook fails
+     migrate-storage while the conversion webhook fails;
+     simulate when the operator would refuse the task's target, spec or query
 
 Environment:
   KUBECONFIG   kubeconfig file(s) when --kubeconfig is not given

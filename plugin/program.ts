@@ -152,6 +152,31 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .action(runner(async () => (await import('./commands/migrate-storage.ts')).migrateStorageCommand));
 
   program
+    .command('simulate')
+    .description(
+      "Replay an AITask over its metric's history with the operator's own rules: what would it have done?",
+    )
+    .argument('[name]', 'AITask name; or -f FILE for one not applied yet')
+    .option('-f, --filename <file>', 'an AITask at any served version, validated as the apiserver would')
+    .option(
+      '--since <duration>',
+      'the window ends now (or at --to) and lasts this long, e.g. 24h, 7d (default 24h)',
+    )
+    .option('--from <time>', 'start of the window, RFC 3339 (instead of --since)')
+    .option('--to <time>', 'end of the window, RFC 3339 (default now)')
+    .option('--replicas <n>', "replicas the target starts from (default: the Deployment's now)", replicas)
+    .option(
+      '--prometheus-service <ns/name:port>',
+      "Prometheus Service, reached through the apiserver's service proxy (default: the installed operator's)",
+    )
+    .option(
+      '--prometheus-url <url>',
+      'Prometheus base URL, reached directly (instead of --prometheus-service)',
+    )
+    .addHelpText('after', EXAMPLES.simulate)
+    .action(runner(async () => (await import('./commands/simulate.ts')).simulate));
+
+  program
     .command('version')
     .description('Print the plugin, Node.js and server versions and the AITask API versions served')
     .option('--client', 'print the plugin version only; do not contact the server')
@@ -169,6 +194,13 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+function replicas(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 10_000)
+    throw new InvalidArgumentError(`expected an integer from 0 to 10000, got "${value}"`);
+  return n;
 }
 
 function pageSize(value: string): number {

@@ -106,7 +106,15 @@ export async function complete(program: Command, words: readonly string[]): Prom
   try {
     if (prevOption?.required) {
       const long = prevOption.long ?? '';
-      if (['--kubeconfig', '--certificate-authority', '--client-certificate', '--client-key'].includes(long))
+      if (
+        [
+          '--kubeconfig',
+          '--certificate-authority',
+          '--client-certificate',
+          '--client-key',
+          '--filename',
+        ].includes(long)
+      )
         return `:${Directive.Default}\n`;
       if (long === '--namespace' || long === '--lease-namespace')
         return answer(await names(flags, 'namespaces'));
@@ -124,7 +132,9 @@ export async function complete(program: Command, words: readonly string[]): Prom
           .filter((c) => !c.name().startsWith('_'))
           .map((c) => `${c.name()}\t${c.description()}`),
       );
-    const takesName = ['describe', 'explain-phase', 'force-finalize', 'generation-diff'].includes(sub.name());
+    const takesName = ['describe', 'explain-phase', 'force-finalize', 'generation-diff', 'simulate'].includes(
+      sub.name(),
+    );
     if (takesName && positionals.length === 0) return answer(await names(flags, 'aitasks'));
     return answer([]);
   } catch {

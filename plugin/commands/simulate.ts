@@ -1,0 +1,201 @@
+// `kubectl aiops simulate NAME | -f FILE`: what an AITask would have done over its metric's
+// history. The task comes from the cluster or a file (task-file.ts); the operator's own code
+// refuses what the operator would refuse (a target in another namespace, a spec past its
+// rules, a query it may not confine: decision/caps.ts, clamp.ts, metric-query.ts); the
+// metric is read with range queries (prometheus-range.ts) and replayed by the operator's
+// decision functions (decision/replay.ts) from the target's replicas (or --replicas).
+
+import { readFile } from 'node:fs/promises';
+import { targetNamespace } from '../../api/schema/target.ts';
+import type * as v2 from '../../api/schema/v2.ts';
+import { DEFAULT_INSTALL } from '../../api/install.ts';
+import { ForbiddenError, NotFoundError } from '../../lib/kube/errors.ts';
+import { ResourceClient } from '../../lib/kube/resources.ts';
+import { crossNamespaceRefusal, mayTarget } from '../../operator/decision/caps.ts';
+import { brokenRules } from '../../operator/decision/clamp.ts';
+import { DEFAULT_QUERY_TEMPLATE, metricQuery } from '../../operator/decision/metric-query.ts';
+import { replay } from '../../operator/decision/replay.ts';
+import type { CommandContext } from '../context.ts';
+import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
+import { parseRequestTimeout } from '../flags.ts';
+import { Resources, type DeploymentLike } from '../kinds.ts';
+import {
+  describeSource,
+  parsePrometheusService,
+  parsePrometheusUrl,
+  readRange,
+  serviceOfUrl,
+  type PrometheusSource,
+} from '../prometheus-range.ts';
+import { getTask, type Session } from '../session.ts';
+import { renderSimulation, simulationView } from '../simulate-text.ts';
+import { parseWindow, STEP_MS } from '../simulate-window.ts';
+import { taskFromFile } from '../task-file.ts';
+
+/** The environment variable and flag the operator reads its Prometheus URL from. */
+const OPERATOR_URL_ENV = 'AIOPS_PROMETHEUS_URL';
+const OPERATOR_URL_FLAG = '--prometheus-url=';
+
+interface OperatorDeployment {
+  spec?: {
+    template?: {
+      spec?: { containers?: { args?: string[]; env?: { name: string; value?: string }[] }[] };
+    };
+  };
+}
+
+/** The task to replay: from the cluster by NAME, or from `-f`. */
+async function loadTask(
+  ctx: CommandContext,
+  name: string | undefined,
+  file: string | undefined,
+): Promise<v2.AITask> {
+  if (name !== undefined) {
+    const s = await ctx.session();
+    return getTask(s, s.namespace, name);
+  }
+  const path = file ?? '';
+  const text = await readFile(path, 'utf8').catch((err: unknown) => {
+    throw new CliError(`cannot read ${path}: ${(err as Error).message}`);
+  });
+  const task = taskFromFile(text, path);
+  const namespace = task.metadata.namespace ?? ctx.namespace ?? (await ctx.session()).namespace;
+  return { ...task, metadata: { ...task.metadata, namespace, name: task.metadata.name ?? path } };
+}
+
+/**
+ * Where Prometheus is: `--prometheus-service`, `--prometheus-url`, else the Service the
+ * installed operator's Prometheus URL names, when the user may read its Deployment.
+ */
+async function prometheusSource(
+  ctx: CommandContext,
+  opts: Record<string, unknown>,
+): Promise<PrometheusSource> {
+  const service = opts['prometheusService'] as string | undefined;
+  const url = opts['prometheusUrl'] as string | undefined;
+  if (service !== undefined && url !== undefined)
+    throw new UsageError('--prometheus-service and --prometheus-url cannot be combined: give one');
+  if (url !== undefined) return { kind: 'url', url: parsePrometheusUrl(url) };
+  if (service !== undefined)
+    return {
+      kind: 'service',
+      service: parsePrometheusService(service),
+      transport: (await ctx.session()).transport,
+    };
+  const s = await ctx.session();
+  const { namespace, deployment } = DEFAULT_INSTALL;
+  const hint = 'pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url';
+  let d: OperatorDeployment;
+  try {
+    d = await new ResourceClient<OperatorDeployment>(s.transport, Resources.deployments).get(
+      namespace,
+      deployment,
+    );
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof ForbiddenError)
+      throw new UsageError(
+        `the operator's Prometheus is not known (Deployment ${namespace}/${deployment}: ${err.message}): ${hint}`,
+      );
+    throw err;
+  }
+  const containers = d.spec?.template?.spec?.containers ?? [];
+  const configured =
+    containers
+      .flatMap((c) => (c.args ?? []).filter((a) => a.startsWith(OPERATOR_URL_FLAG)))
+      .map((a) => a.slice(OPERATOR_URL_FLAG.length))[0] ??
+    containers
+      .flatMap((c) => (c.env ?? []).filter((e) => e.name === OPERATOR_URL_ENV))
+      .map((e) => e.value ?? '')[0];
+  const found = configured !== undefined ? serviceOfUrl(configured) : undefined;
+  if (found === undefined)
+    throw new UsageError(
+      `the operator's Prometheus URL (Deployment ${namespace}/${deployment}) ${configured === undefined ? 'is not set' : 'names no in-cluster Service'}: ${hint}`,
+    );
+  return { kind: 'service', service: found, transport: s.transport };
+}
+
+/** The target's replicas now, its Deployment read with the user's credentials. */
+async function targetReplicas(s: Session, task: v2.AITask): Promise<number> {
+  const ns = targetNamespace(task);
+  const name = task.spec.target.name;
+  try {
+    const d = await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(ns, name);
+    return d.spec?.replicas ?? 1;
+  } catch (err) {
+    if (err instanceof NotFoundError || err instanceof ForbiddenError)
+      throw new CliError(
+        `Deployment ${ns}/${name} cannot be read (${err.message}): pass --replicas N to start from N replicas`,
+      );
+    throw err;
+  }
+}
+
+/** Runs `simulate`. */
+export async function simulate(
+  ctx: CommandContext,
+  args: string[],
+  opts: Record<string, unknown>,
+): Promise<number> {
+  const [name] = args;
+  const file = opts['filename'] as string | undefined;
+  if (name !== undefined && file !== undefined)
+    throw new UsageError('a NAME cannot be combined with -f/--filename');
+  if (name === undefined && file === undefined)
+    throw new UsageError('give the AITask: NAME, or -f FILE for one not applied yet');
+  const window = parseWindow(
+    {
+      ...(typeof opts['since'] === 'string' ? { since: opts['since'] } : {}),
+      ...(typeof opts['from'] === 'string' ? { from: opts['from'] } : {}),
+      ...(typeof opts['to'] === 'string' ? { to: opts['to'] } : {}),
+    },
+    ctx.io.now().getTime(),
+  );
+  const replicasFlag = opts['replicas'] as number | undefined;
+  const deadlineMs = parseRequestTimeout(ctx.globals.requestTimeout);
+  const task = await loadTask(ctx, name, file);
+  const broken = brokenRules(task.spec);
+  if (broken.length > 0)
+    throw new RefusedError(
+      `the operator would not act on this spec: it breaks its schema's rules: ${broken.join('; ')}`,
+    );
+  if (!mayTarget(task, false))
+    throw new RefusedError(`the operator would refuse this task: ${crossNamespaceRefusal(task)}`);
+  const targetNs = targetNamespace(task);
+  const query = await metricQuery(task, targetNs, {
+    defaultQuery: DEFAULT_QUERY_TEMPLATE,
+    confineQueries: true,
+  });
+  if (!query.ok)
+    throw new RefusedError(`the operator would not send the query (${query.reason}): ${query.message}`);
+  const source = await prometheusSource(ctx, opts);
+  const replicas = replicasFlag ?? (await targetReplicas(await ctx.session(), task));
+  const samples = await readRange(source, query.query, window, deadlineMs);
+  if (!samples.some((x) => Number.isFinite(x.value)))
+    throw new CliError(
+      `no samples of ${query.query} from ${describeSource(source)} between ${new Date(window.from).toISOString()} and ${new Date(window.to).toISOString()}: check the query and Prometheus' retention`,
+    );
+  // A grid point answers until the next: Prometheus applied its lookback where it computed it.
+  const result = replay({
+    task,
+    samples,
+    from: window.from,
+    to: window.to,
+    replicas,
+    lookbackMs: STEP_MS,
+  });
+  const view = simulationView(
+    {
+      task,
+      from: name !== undefined ? 'cluster' : (file ?? ''),
+      window,
+      stepMs: STEP_MS,
+      prometheus: describeSource(source),
+      query: query.query,
+      samples: samples.length,
+    },
+    result,
+  );
+  if (ctx.machine) ctx.printDoc(view);
+  else ctx.io.out(renderSimulation(view, task.spec, ctx.pal));
+  return ExitCode.Ok;
+}
