@@ -16,6 +16,8 @@ void run(process.argv.slice(2), {
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   isTTY: process.stdout.isTTY,
+  errIsTTY: process.stderr.isTTY,
+  ...(process.stdout.isTTY ? { columns: process.stdout.columns } : {}),
   env: process.env,
   now: () => new Date(),
 }).then((code) => {

@@ -13,6 +13,10 @@ export interface Io {
   err(text: string): void;
   /** Whether stdout is a terminal (colour in `--color auto`). */
   readonly isTTY: boolean;
+  /** Whether stderr is a terminal (progress lines); default false. */
+  readonly errIsTTY?: boolean;
+  /** Columns of the terminal stdout is (charts as wide as it); default none known. */
+  readonly columns?: number;
   readonly env: Readonly<Record<string, string | undefined>>;
   now(): Date;
 }

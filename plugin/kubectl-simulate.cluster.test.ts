@@ -166,6 +166,7 @@ void describe('kubectl aiops simulate', () => {
 
     const text = await run(['simulate', 'web-load', '-n', ns, ...window, '--color', 'always'], {
       NO_COLOR: '1',
+      COLUMNS: '120',
     });
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, new RegExp(`^AITask ${ns}/web-load replayed over ${iso(BASE_S)} → `, 'm'));
@@ -177,6 +178,14 @@ void describe('kubectl aiops simulate', () => {
     assert.match(text.stdout, /^The recorded metric is replayed as it was: /m);
     assert.match(text.stdout, new RegExp(`^${iso(at(3, 10, 2))} +0\\.95 +Healing +ScaleUp 3 → 4 +4$`, 'm'));
     assert.ok(!text.stdout.includes('\u001b['), 'NO_COLOR wins over --color always');
+    assert.match(
+      text.stdout,
+      /^ +\* metric {3}# in breach {3}- threshold > 0\.8 {3}\^ action$/m,
+      'the chart',
+    );
+    const plot = text.stdout.split('\n').filter((l) => /^ *[\d.-]* \|/.test(l));
+    assert.equal(plot.length, 8, 'eight rows of plot');
+    assert.ok(plot.some((l) => l.length > 100) && plot.every((l) => l.length <= 120), 'as wide as $COLUMNS');
 
     const fewer = await run(['simulate', 'web-load', '-n', ns, ...window, '--replicas', '6', '-o', 'json']);
     const capped = JSON.parse(fewer.stdout) as SimulationView;

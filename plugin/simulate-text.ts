@@ -178,8 +178,8 @@ export function rulesLine(spec: v2.Spec, startReplicas: number): string {
   ].join('; ');
 }
 
-/** The text of a simulation for people. */
-export function renderSimulation(v: SimulationView, spec: v2.Spec, pal: Palette): string {
+/** The text of a simulation for people; `chart` (simulate-chart.ts) goes between the summary and the timeline. */
+export function renderSimulation(v: SimulationView, spec: v2.Spec, pal: Palette, chart = ''): string {
   const s = v.summary;
   const days = (Date.parse(v.window.to) - Date.parse(v.window.from)) / 86_400_000;
   const span = days >= 1 ? `${Number(days.toFixed(1))}d` : `${Number((days * 24).toFixed(1))}h`;
@@ -214,5 +214,5 @@ export function renderSimulation(v: SimulationView, spec: v2.Spec, pal: Palette)
     v.omitted > 0
       ? `… ${v.omitted} more changes not shown (the timeline keeps the first ${v.changes.length})\n`
       : '';
-  return `${lines.join('\n')}\n${timeline}${more}`;
+  return `${lines.join('\n')}\n${chart}${chart !== '' ? '\n' : ''}${timeline}${more}`;
 }

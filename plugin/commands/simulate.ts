@@ -14,7 +14,7 @@ import { ResourceClient } from '../../lib/kube/resources.ts';
 import { crossNamespaceRefusal, mayTarget } from '../../operator/decision/caps.ts';
 import { brokenRules } from '../../operator/decision/clamp.ts';
 import { DEFAULT_QUERY_TEMPLATE, metricQuery } from '../../operator/decision/metric-query.ts';
-import { replay } from '../../operator/decision/replay.ts';
+import { replay, type Replay, type Sample } from '../../operator/decision/replay.ts';
 import type { CommandContext } from '../context.ts';
 import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
 import { parseRequestTimeout } from '../flags.ts';
@@ -25,8 +25,10 @@ import {
   parsePrometheusUrl,
   readRange,
   serviceOfUrl,
+  type Progress,
   type PrometheusSource,
 } from '../prometheus-range.ts';
+import { renderChart, type ChartMark } from '../simulate-chart.ts';
 import { getTask, type Session } from '../session.ts';
 import { renderSimulation, simulationView } from '../simulate-text.ts';
 import { parseWindow, STEP_MS } from '../simulate-window.ts';
@@ -169,7 +171,7 @@ export async function simulate(
     throw new RefusedError(`the operator would not send the query (${query.reason}): ${query.message}`);
   const source = await prometheusSource(ctx, opts);
   const replicas = replicasFlag ?? (await targetReplicas(await ctx.session(), task));
-  const samples = await readRange(source, query.query, window, deadlineMs);
+  const samples = await readRange(source, query.query, window, deadlineMs, progress(ctx));
   if (!samples.some((x) => Number.isFinite(x.value)))
     throw new CliError(
       `no samples of ${query.query} from ${describeSource(source)} between ${new Date(window.from).toISOString()} and ${new Date(window.to).toISOString()}: check the query and Prometheus' retention`,
@@ -196,6 +198,49 @@ export async function simulate(
     result,
   );
   if (ctx.machine) ctx.printDoc(view);
-  else ctx.io.out(renderSimulation(view, task.spec, ctx.pal));
+  else ctx.io.out(renderSimulation(view, task.spec, ctx.pal, chart(ctx, task.spec, window, samples, result)));
   return ExitCode.Ok;
+}
+
+/** Terminal width when stdout is none: `$COLUMNS`, else this. */
+const DEFAULT_COLUMNS = 80;
+
+/** The chart of the metric against the threshold, with the actions and the decisions that waited or ran dry. */
+function chart(
+  ctx: CommandContext,
+  spec: v2.Spec,
+  window: { from: number; to: number },
+  samples: readonly Sample[],
+  result: Replay,
+): string {
+  const marks: ChartMark[] = [
+    ...result.actions.map((a) => ({ at: a.at, kind: 'action' as const })),
+    ...result.changes.flatMap((c): ChartMark[] =>
+      c.decision.would === 'waitForApproval'
+        ? [{ at: c.at, kind: 'approval' as const }]
+        : c.decision.would === 'runDry'
+          ? [{ at: c.at, kind: 'dryRun' as const }]
+          : [],
+    ),
+  ];
+  const columns = ctx.io.columns ?? (Number(ctx.io.env['COLUMNS']) || DEFAULT_COLUMNS);
+  return renderChart(
+    {
+      samples,
+      ...window,
+      threshold: spec.trigger.threshold,
+      lessThan: spec.trigger.operator === 'LessThan',
+      marks,
+      width: columns,
+    },
+    ctx.pal,
+  );
+}
+
+/** Progress of a read of more than one range query: a line a query on stderr, when it is a terminal. */
+function progress(ctx: CommandContext): Progress | undefined {
+  if (ctx.io.errIsTTY !== true) return undefined;
+  return (done, of) => {
+    if (of > 1) ctx.io.err(`read ${done} of ${of} range queries\n`);
+  };
 }
