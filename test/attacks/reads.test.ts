@@ -5,7 +5,7 @@
 // token (status write included) against the operator under the CSV's RBAC.
 
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { metaTime } from '../../api/status/conditions.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import { Resources, type KubeEvent } from '../../operator/runtime/kinds.ts';
@@ -18,12 +18,13 @@ import { useStage } from './use-stage.ts';
 const SECRET_VALUE = 777;
 const PASSWORD = 's3cret-pw';
 
-const { stage, undisturbed } = useStage({ prometheusUserinfo: `aiops:${PASSWORD}` });
-
-before(async () => {
-  stage.exporter.set(LOAD, { namespace: stage.alice.namespace, deployment: 'secret' }, SECRET_VALUE);
-  for (const name of ['web', 'vault'])
-    await stage.mallory.deployments.create(stage.mallory.namespace, deployment(name, 1));
+const { stage, undisturbed } = useStage({
+  prometheusUserinfo: `aiops:${PASSWORD}`,
+  setup: async (s) => {
+    s.exporter.set(LOAD, { namespace: s.alice.namespace, deployment: 'secret' }, SECRET_VALUE);
+    for (const name of ['web', 'vault'])
+      await s.mallory.deployments.create(s.mallory.namespace, deployment(name, 1));
+  },
 });
 
 /** Everything mallory can read back about her task `name`: its status and its Events. */

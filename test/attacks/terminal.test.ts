@@ -96,7 +96,7 @@ void test('no command prints a raw control character a tenant wrote, in any outp
       pendingDecision: decision,
     },
   });
-  await new ResourceClient(transport, Resources.events).create(ns, {
+  await new ResourceClient(transport, Resources.coreEvents).create(ns, {
     metadata: { name: 'evil.note' },
     involvedObject: {
       apiVersion: 'aiops.example.com/v2',

@@ -31,7 +31,9 @@ export interface UsedStage {
  * Registers the file's hooks: `before` starts the stage with `opts`, runs `opts.setup`, then
  * (unless `bystander: false`) starts alice's bystander task; `after` stops the stage if it
  * started (stopStarted: a `before` that failed part-way stopped what it had started itself).
- * Call once, at the top level of a test file, before its own hooks.
+ * Call once, at the top level of a test file. What the file's tests need on the started stage
+ * goes in `opts.setup`, never in a `before` of the file's own: node:test does not wait for this
+ * hook's stage before running another root-level `before`.
  */
 export function useStage(opts: UseStageOptions = {}): UsedStage {
   let started: Stage | undefined;
