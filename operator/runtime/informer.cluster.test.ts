@@ -204,7 +204,7 @@ test('a failing list+watch stops reporting failing as soon as a watch is accepte
   );
 });
 
-test('a resource not served yet is waited for quietly: onNotServed once, never onError, synced soon after its CRD', async (t) => {
+test('a resource not served yet is waited for quietly: onNotServed once, no error while unserved, synced soon after its CRD', async (t) => {
   const group = `later-${Date.now().toString(36)}.aiops.example.com`;
   const transport = await testTransport();
   const crds = new ResourceClient<object>(transport, CRD_RESOURCE);
@@ -224,12 +224,12 @@ test('a resource not served yet is waited for quietly: onNotServed once, never o
     plural: 'widgets',
     namespaced: true,
   });
-  const errors: unknown[] = [];
+  const errors: { err: unknown; failuresInARow: number }[] = [];
   const notServed: unknown[] = [];
   const informer = new Informer(widgets, {
     backoffBaseMs: 50,
     backoffMaxMs: 100,
-    onError: (err) => errors.push(err),
+    onError: (err, failuresInARow) => errors.push({ err, failuresInARow }),
     onNotServed: (err) => notServed.push(err),
   });
   void informer.start();
@@ -239,7 +239,7 @@ test('a resource not served yet is waited for quietly: onNotServed once, never o
   );
   assert.equal(notServed.length, 1, 'reported once, not at every try');
   assert.match(String(notServed[0]), /404|not found/i);
-  assert.deepEqual(errors, [], 'a resource not served yet is not an error');
+  assert.equal(errors.length, 0, 'a resource not served yet is not an error');
   assert.equal(informer.synced, false);
   await crds.create(undefined, scratchCRD(group));
   t.after(() => crds.delete(undefined, `widgets.${group}`));
@@ -248,6 +248,12 @@ test('a resource not served yet is waited for quietly: onNotServed once, never o
     Promise.resolve(informer.synced ? true : undefined),
   );
   assert.ok(Date.now() - created < 10_000, `synced ${Date.now() - created} ms after the CRD`);
-  assert.deepEqual(errors, []);
+  // The new CRD's storage may answer 429 "storage is (re)initializing" for a moment: a
+  // transient failure, never one that reaches FAILING_AFTER (what the operator reports).
+  assert.deepEqual(
+    errors.filter((e) => e.failuresInARow >= FAILING_AFTER),
+    [],
+    'no failure in a row long enough to be reported',
+  );
   assert.equal(notServed.length, 1);
 });
