@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { convert } from './convert.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../../test/support/arbitraries.ts';
+import { TARGET_KINDS } from '../schema/v2.ts';
 
 const runs = { numRuns: 3000 };
 const V2 = 'aiops.example.com/v2';
@@ -33,6 +34,11 @@ test('v1 → v2 → v1 is the identity', () => {
     fc.property(v1Task, (o) => assert.deepStrictEqual(convert(convert(o, V2, opts), o.apiVersion, opts), o)),
     runs,
   );
+});
+
+test('the v2 tasks generated target every kind, so each round trip below covers them all', () => {
+  const kinds = new Set(fc.sample(v2Task, { seed: 45, numRuns: 200 }).map((o) => o.spec.target.kind));
+  assert.deepStrictEqual([...kinds].sort(), [...TARGET_KINDS].sort());
 });
 
 for (const spoke of ['aiops.example.com/v1alpha1', 'aiops.example.com/v1']) {

@@ -35,13 +35,23 @@ export const OPERATORS = ['GreaterThan', 'LessThan'] as const;
 export const DECISION_MODES = ['Rules', 'LLM'] as const;
 export const DECISION_SOURCES = ['rules', 'llm'] as const;
 export const APPROVALS = ['Auto', 'Manual'] as const;
+/**
+ * The kinds `spec.target.kind` may name, all apps/v1: a Deployment (what a v1alpha1 or v1
+ * AITask always targets) or a StatefulSet.
+ */
+export const TARGET_KINDS = ['Deployment', 'StatefulSet'] as const;
 
 const targetSchema = {
   type: 'object',
   description: 'The workload to watch.',
   required: ['kind', 'name'],
   properties: {
-    kind: { type: 'string', enum: ['Deployment'], description: 'Kind of the target.' },
+    kind: {
+      type: 'string',
+      enum: TARGET_KINDS,
+      description:
+        'Kind of the target, apps/v1: Deployment (what v1alpha1 and v1 target) or StatefulSet. Either is scaled through its /scale subresource; RestartPod evicts one ready pod whose controller chain leads to the target (a StatefulSet controls its pods directly, a Deployment through a ReplicaSet).',
+    },
     name: { ...dnsSubdomain, description: 'Name of the target.' },
     namespace: {
       ...dnsLabel,
@@ -212,7 +222,7 @@ const decisionRecordSchema = {
     target: {
       type: 'object',
       description:
-        'The Deployment the decision acts on, as it was made; an approval holds only while the spec still names it (and, when recorded, it still has this UID).',
+        'The target (Deployment or StatefulSet, as spec.target.kind says) the decision acts on, as it was made; an approval holds only while the spec still names it (and, when recorded, it still has this UID).',
       required: ['namespace', 'name'],
       properties: {
         namespace: { type: 'string', maxLength: NAMESPACE_MAX_LENGTH },
@@ -220,7 +230,7 @@ const decisionRecordSchema = {
         uid: {
           type: 'string',
           maxLength: ID_MAX_LENGTH,
-          description: 'UID of the Deployment when the decision was made.',
+          description: 'UID of the target when the decision was made.',
         },
       },
     },
@@ -297,5 +307,7 @@ export type DecisionEffect = NonNullable<DecisionRecord['effect']>;
 export type DecisionLLMCall = NonNullable<DecisionRecord['llm']>;
 export type Action = (typeof ACTIONS)[number];
 export type Phase = (typeof PHASES)[number];
+/** A kind `spec.target.kind` may name. */
+export type TargetKind = (typeof TARGET_KINDS)[number];
 /** An AITask as read or written at aiops.example.com/v2. */
 export type AITask = Envelope<typeof API_VERSION, Spec, Status>;

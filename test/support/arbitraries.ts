@@ -201,7 +201,7 @@ export const v2Task: fc.Arbitrary<v2.AITask> = fc
     spec: fc.record(
       {
         target: fc.record(
-          { kind: fc.constant('Deployment' as const), name, namespace: label },
+          { kind: fc.constantFrom(...v2.TARGET_KINDS), name, namespace: label },
           { requiredKeys: ['kind', 'name'] },
         ),
         trigger: fc.record(
