@@ -12,7 +12,7 @@ export const ConditionType = {
   Reconciling: 'Reconciling',
   /** Progress is impossible without a change by the user (e.g. maxAttempts reached). */
   Stalled: 'Stalled',
-  /** The target Deployment exists. */
+  /** The target (its kind as spec.target.kind says) exists. */
   TargetFound: 'TargetFound',
   /** The metric could be read from Prometheus. */
   MetricsAvailable: 'MetricsAvailable',

@@ -93,6 +93,22 @@ void test('explainPhase gives kstatus, causes, next step and remedies for each s
       remedy: /create Deployment prod\/web/,
     },
     {
+      name: 'a StatefulSet target missing is named by its kind',
+      input: task({
+        spec: { target: { kind: 'StatefulSet', name: 'redis', namespace: 'cache' } },
+        status: {
+          phase: 'Pending',
+          observedGeneration: 2,
+          conditions: [cond('TargetFound', 'False', 'TargetNotFound', 'statefulset cache/redis not found')],
+        },
+      }),
+      kstatus: 'Current',
+      reasons: ['TargetNotFound'],
+      next: /within 60s/,
+      remedy:
+        /create StatefulSet cache\/redis, or point spec.target at an existing Deployment or StatefulSet/,
+    },
+    {
       name: 'metric unavailable',
       input: task({
         spec: { intervalSeconds: 30 },

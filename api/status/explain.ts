@@ -61,7 +61,7 @@ function addSeconds(time: string | undefined, seconds: number): string | undefin
 
 function targetRef(task: Task): string {
   const t = task.spec.target;
-  return `Deployment ${t.namespace ?? task.metadata.namespace ?? 'default'}/${t.name}`;
+  return `${t.kind} ${t.namespace ?? task.metadata.namespace ?? 'default'}/${t.name}`;
 }
 
 /** What the user can do about a reason; undefined for reasons that need nothing. */
@@ -71,7 +71,7 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
   const patch = (json: string): string => `kubectl patch at ${name} -n ${ns} --type merge -p '${json}'`;
   switch (reason) {
     case Reason.TargetNotFound:
-      return `create ${ref}, or point spec.target at an existing Deployment`;
+      return `create ${ref}, or point spec.target at an existing Deployment or StatefulSet`;
     case Reason.TargetRefused:
       return `shrink ${ref} to what the message names (a selector of a few labels, no huge fields), or ask the cluster admin about the operator's cache budget`;
     case Reason.CrossNamespaceRefused:
