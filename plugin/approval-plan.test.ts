@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type * as v2 from '../api/schema/v2.ts';
-import { checkApproval, type LiveDeployment } from './approval-plan.ts';
+import { checkApproval, type LiveDeployment, type LiveWorkload } from './approval-plan.ts';
 
 const pending: v2.DecisionRecord = {
   id: 'd1',
@@ -16,13 +16,18 @@ const pending: v2.DecisionRecord = {
   effect: { fromReplicas: 2, replicas: 3 },
 };
 const task = (
-  over: { decision?: v2.DecisionRecord | null; generation?: number; target?: string } = {},
+  over: {
+    decision?: v2.DecisionRecord | null;
+    generation?: number;
+    target?: string;
+    kind?: v2.TargetKind;
+  } = {},
 ): v2.AITask => ({
   apiVersion: 'aiops.example.com/v2',
   kind: 'AITask',
   metadata: { name: 'web-cpu', namespace: 'prod', generation: over.generation ?? 3 },
   spec: {
-    target: { kind: 'Deployment', name: over.target ?? 'web' },
+    target: { kind: over.kind ?? 'Deployment', name: over.target ?? 'web' },
     trigger: { threshold: 0.8 },
     remediation: { action: 'ScaleUp' },
     approval: 'Manual',
@@ -38,7 +43,11 @@ const web = (uid = 'uid-web', replicas = 2): LiveDeployment => ({
 });
 
 void test('approve: what it shows and when it refuses (table)', () => {
-  const cases: [string, v2.AITask, LiveDeployment | undefined, string | undefined, RegExp | undefined][] = [
+  const sts = (uid = 'uid-web', replicas = 2): LiveWorkload => ({
+    metadata: { name: 'web', namespace: 'prod', uid, generation: 1 },
+    spec: { replicas, updateStrategy: { type: 'RollingUpdate' } },
+  });
+  const cases: [string, v2.AITask, LiveWorkload | undefined, string | undefined, RegExp | undefined][] = [
     ['the reviewed decision, unchanged', task(), web(), 'd1', undefined],
     ['shown without --id', task(), web(), undefined, undefined],
     [
@@ -60,6 +69,35 @@ void test('approve: what it shows and when it refuses (table)', () => {
     ['Deployment gone', task(), undefined, 'd1', /Deployment prod\/web does not exist/],
     ['Deployment replaced', task(), web('uid-new'), 'd1', /replaced .*UID uid-web → uid-new/],
     ['replicas moved', task(), web('uid-web', 5), 'd1', /has 5 replicas now, decision d1 scales from 2/],
+    ['a StatefulSet, unchanged', task({ kind: 'StatefulSet' }), sts(), 'd1', undefined],
+    [
+      'a StatefulSet gone',
+      task({ kind: 'StatefulSet' }),
+      undefined,
+      'd1',
+      /^StatefulSet prod\/web does not exist/,
+    ],
+    [
+      'a StatefulSet replaced',
+      task({ kind: 'StatefulSet' }),
+      sts('uid-new'),
+      'd1',
+      /^StatefulSet prod\/web was replaced .*UID uid-web → uid-new/,
+    ],
+    [
+      "a StatefulSet's replicas moved",
+      task({ kind: 'StatefulSet' }),
+      sts('uid-web', 4),
+      'd1',
+      /^StatefulSet prod\/web has 4 replicas now/,
+    ],
+    [
+      'the kind switched',
+      task({ kind: 'StatefulSet', generation: 4 }),
+      sts('uid-sts'),
+      'd1',
+      /generation 3 to 4/,
+    ],
     [
       'decision of an older operator',
       task({
@@ -91,7 +129,7 @@ void test('approve shows action, Deployment with its UID, replicas, and how a po
     id: 'd1',
     action: 'ScaleUp',
     generation: 3,
-    target: { namespace: 'prod', name: 'web', uid: 'uid-web' },
+    target: { kind: 'Deployment', namespace: 'prod', name: 'web', uid: 'uid-web' },
     replicas: { from: 2, to: 3 },
     reason: pending.reason,
   });
@@ -111,4 +149,11 @@ void test('approve shows action, Deployment with its UID, replicas, and how a po
   );
   assert.equal(cordon.plan?.pod, 'web-1');
   assert.equal(cordon.plan.node, 'n1');
+  const stsRestart = checkApproval(
+    task({ kind: 'StatefulSet', decision: { ...pending, action: 'RestartPod', effect: {} } }),
+    { metadata: { uid: 'uid-web' }, spec: { replicas: 2 } },
+    'd1',
+  );
+  assert.equal(stsRestart.plan?.target.kind, 'StatefulSet');
+  assert.match(stsRestart.plan.pod ?? '', /an unhealthy pod of StatefulSet prod\/web/);
 });

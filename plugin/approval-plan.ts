@@ -1,13 +1,13 @@
 // What `kubectl aiops approve` shows and checks before it approves: the decision waiting in
-// status.pendingDecision, with the action, the target Deployment as it is now (its UID),
-// the pod or node, and the replicas from → to; and why approving it would be wrong — another
-// decision waits than the one reviewed (`--id`), the AITask or its target changed since the
-// decision was made, the Deployment is gone or was replaced, its replicas moved. The operator
+// status.pendingDecision, with the action, the target (a Deployment or a StatefulSet) as it is
+// now (its UID), the pod or node, and the replicas from → to; and why approving it would be
+// wrong — another decision waits than the one reviewed (`--id`), the AITask or its target
+// changed since the decision was made, the target is gone or was replaced, its replicas moved. The operator
 // voids an approval on the same grounds (operator/decision/approval.ts); refusing here tells
 // the approver before anything is written. Pure.
 
 import type * as v2 from '../api/schema/v2.ts';
-import type { DeploymentLike } from './kinds.ts';
+import type { DeploymentLike, LiveTarget } from './kinds.ts';
 import { targetNamespace } from '../api/schema/target.ts';
 
 /** Exactly what approving would make the operator do. */
@@ -18,8 +18,8 @@ export interface ApprovalPlan {
   action: string;
   /** AITask generation the decision was made from (absent: made by an operator before 22). */
   generation?: number;
-  /** The Deployment the decision acts on, with its UID as read now. */
-  target: { namespace: string; name: string; uid?: string };
+  /** The target the decision acts on (its kind as the spec names it), with its UID as read now. */
+  target: { kind: v2.TargetKind; namespace: string; name: string; uid?: string };
   replicas?: { from: number; to: number };
   /** The pod to evict, or whose node to cordon, or how the operator chooses it. */
   pod?: string;
@@ -33,7 +33,10 @@ export type ApprovalCheck =
   | { readonly plan?: undefined; readonly refusal: string };
 
 /** Live Deployment fields the check reads (`uid` included). */
-export type LiveDeployment = DeploymentLike & { metadata?: { uid?: string } };
+export type LiveDeployment = DeploymentLike;
+
+/** The live target the check reads, of the kind spec.target.kind names. */
+export type LiveWorkload = LiveTarget['object'];
 
 /** One line for a decision: "ScaleUp 2 → 3", "CordonNode". */
 export function decisionSummary(d: v2.DecisionRecord): string {
@@ -47,22 +50,22 @@ export function decisionSummary(d: v2.DecisionRecord): string {
 function podAndNode(d: v2.DecisionRecord, ref: string): Pick<ApprovalPlan, 'pod' | 'node'> {
   const e = d.effect ?? {};
   if (d.action === 'RestartPod')
-    return { pod: e.pod ?? `an unhealthy pod of Deployment ${ref}, chosen when the operator executes` };
+    return { pod: e.pod ?? `an unhealthy pod of ${ref}, chosen when the operator executes` };
   if (d.action === 'CordonNode')
     return {
-      node: e.node ?? `the node of the worst pod of Deployment ${ref}, chosen when the operator executes`,
+      node: e.node ?? `the node of the worst pod of ${ref}, chosen when the operator executes`,
       ...(e.pod !== undefined ? { pod: e.pod } : {}),
     };
   return {};
 }
 
 /**
- * Checks the decision waiting on `task` against `deployment` (the target as read now,
- * undefined when absent); `wanted` is the id the approver reviewed.
+ * Checks the decision waiting on `task` against `live` (its target as read now, of the kind
+ * spec.target.kind names; undefined when absent); `wanted` is the id the approver reviewed.
  */
 export function checkApproval(
   task: v2.AITask,
-  deployment: LiveDeployment | undefined,
+  live: LiveWorkload | undefined,
   wanted: string | undefined,
 ): ApprovalCheck {
   const name = task.metadata.name ?? '';
@@ -76,9 +79,10 @@ export function checkApproval(
     namespace: targetNamespace(task),
     name: task.spec.target.name,
   };
+  const kind = task.spec.target.kind;
   const made = pending.target ?? specTarget;
-  const ref = `${made.namespace}/${made.name}`;
-  const uid = deployment?.metadata?.uid;
+  const ref = `${kind} ${made.namespace}/${made.name}`;
+  const uid = live?.metadata?.uid;
   const e = pending.effect;
   const plan: ApprovalPlan = {
     name,
@@ -86,7 +90,7 @@ export function checkApproval(
     id: pending.id,
     action: pending.action,
     ...(pending.generation !== undefined ? { generation: pending.generation } : {}),
-    target: { ...made, ...(uid !== undefined ? { uid } : {}) },
+    target: { kind, namespace: made.namespace, name: made.name, ...(uid !== undefined ? { uid } : {}) },
     ...(e?.fromReplicas !== undefined && e.replicas !== undefined
       ? { replicas: { from: e.fromReplicas, to: e.replicas } }
       : {}),
@@ -105,24 +109,24 @@ export function checkApproval(
     );
   if (made.namespace !== specTarget.namespace || made.name !== specTarget.name)
     return refuse(
-      `the target of aitask "${name}" changed from Deployment ${ref} to ${specTarget.namespace}/${specTarget.name} since decision ${pending.id} was made; ${again}`,
+      `the target of aitask "${name}" changed from ${ref} to ${specTarget.namespace}/${specTarget.name} since decision ${pending.id} was made; ${again}`,
     );
   const generation = task.metadata.generation ?? 0;
   if (pending.generation !== generation)
     return refuse(
       `aitask "${name}" changed from generation ${pending.generation} to ${generation} since decision ${pending.id} was made; ${again}`,
     );
-  if (deployment === undefined)
-    return refuse(`Deployment ${ref} does not exist; decision ${pending.id} has nothing to act on`);
+  if (live === undefined)
+    return refuse(`${ref} does not exist; decision ${pending.id} has nothing to act on`);
   const madeUID = pending.target.uid;
   if (madeUID !== undefined && uid !== madeUID)
     return refuse(
-      `Deployment ${ref} was replaced since decision ${pending.id} was made (UID ${madeUID} → ${uid ?? 'none'}); ${again}`,
+      `${ref} was replaced since decision ${pending.id} was made (UID ${madeUID} → ${uid ?? 'none'}); ${again}`,
     );
-  const live = deployment.spec?.replicas ?? 1;
-  if (plan.replicas !== undefined && plan.replicas.from !== live)
+  const replicas = live.spec?.replicas ?? 1;
+  if (plan.replicas !== undefined && plan.replicas.from !== replicas)
     return refuse(
-      `Deployment ${ref} has ${live} replicas now, decision ${pending.id} scales from ${plan.replicas.from}; ${again}`,
+      `${ref} has ${replicas} replicas now, decision ${pending.id} scales from ${plan.replicas.from}; ${again}`,
     );
   return { plan };
 }

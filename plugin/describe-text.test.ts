@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import type * as v2 from '../api/schema/v2.ts';
 import { explainPhase } from '../api/status/explain.ts';
 import { renderDescribe } from './describe-text.ts';
-import { describeView, type EventRow, type TargetHealth } from './describe-view.ts';
+import { describeView, type EventRow } from './describe-view.ts';
+import type { TargetHealth } from './target-health.ts';
 import { renderExplanation, renderExplanationList } from './explain-text.ts';
 import { palette } from './format.ts';
 
@@ -33,7 +34,12 @@ const nasty = fc.string({
 });
 
 /** A task, health and Events with `s` in every field a tenant, an Event or the LLM writes. */
-function world(s: (i: number) => string): { task: v2.AITask; health: TargetHealth; events: EventRow[] } {
+function world(s: (i: number) => string): {
+  task: v2.AITask;
+  health: TargetHealth;
+  statefulSet: TargetHealth;
+  events: EventRow[];
+} {
   const decision = (i: number): v2.DecisionRecord => ({
     id: s(i),
     action: 'ScaleUp',
@@ -70,7 +76,19 @@ function world(s: (i: number) => string): { task: v2.AITask; health: TargetHealt
   const events: EventRow[] = [
     { type: s(30), reason: s(31), message: s(32), count: 1, lastSeen: AT, from: s(33) },
   ];
-  return { task, health: { found: false, error: s(34) }, events };
+  const statefulSet: TargetHealth = {
+    found: true,
+    kind: 'StatefulSet',
+    desired: 2,
+    ready: 1,
+    current: 1,
+    updated: 1,
+    available: 1,
+    currentRevision: s(35),
+    updateRevision: s(36),
+    rollout: { state: 'progressing', message: s(37) },
+  };
+  return { task, health: { found: false, error: s(34) }, statefulSet, events };
 }
 
 const lines = (text: string): number => text.split('\n').length;
@@ -82,11 +100,13 @@ void test('describe and explain-phase text: tenant text adds no control, line or
       const tenant = world((i) => strings[i] ?? '');
       const plain = world(() => 'x');
       for (const wide of [false, true]) {
-        const render = (w: typeof tenant): string =>
-          renderDescribe(describeView(w.task, w.health, w.events), NOW, palette(false), wide);
-        const out = render(tenant);
-        assert.ok(!HIDDEN_BUT_NEWLINE.test(out), JSON.stringify(out));
-        assert.equal(lines(out), lines(render(plain)));
+        for (const health of ['health', 'statefulSet'] as const) {
+          const render = (w: typeof tenant): string =>
+            renderDescribe(describeView(w.task, w[health], w.events), NOW, palette(false), wide);
+          const out = render(tenant);
+          assert.ok(!HIDDEN_BUT_NEWLINE.test(out), JSON.stringify(out));
+          assert.equal(lines(out), lines(render(plain)));
+        }
       }
       const explained = renderExplanation(explainPhase(tenant.task), NOW, palette(false));
       assert.ok(!HIDDEN_BUT_NEWLINE.test(explained), JSON.stringify(explained));

@@ -40,6 +40,19 @@ function scaleText(v: DescribeView): string {
   return ` (${parts.join(', ')} replicas)`;
 }
 
+/** `Kind ns/name: 2/3 ready, …` for the target as read, by its kind. */
+function healthText(v: DescribeView, pal: Palette): string {
+  const h = v.targetHealth;
+  const ref = `${v.target.kind} ${v.target.namespace}/${v.target.name}`;
+  if (!h.found) return pal.red(`${ref} ${h.error ?? 'not found'}`);
+  const ready = (h.ready < h.desired ? pal.yellow : pal.green)(`${h.ready}/${h.desired} ready`);
+  if (h.kind === 'Deployment')
+    return `${ref}: ${ready}, ${h.updated} updated, ${h.available} available${h.conditions.length ? `; ${h.conditions.join(', ')}` : ''}`;
+  const r = h.rollout;
+  const state = (r.state === 'complete' ? pal.green : pal.yellow)(`rollout ${r.state}`);
+  return `${ref}: ${ready}, ${h.current} current, ${h.updated} updated, ${h.available} available; ${state}: ${r.message}`;
+}
+
 /** Renders one AITask; `wide` adds the observed generation of conditions and Event origins. */
 export function renderDescribe(view: DescribeView, now: Date, pal: Palette, wide: boolean): string {
   const v = visibleDeep(view);
@@ -90,14 +103,7 @@ export function renderDescribe(view: DescribeView, now: Date, pal: Palette, wide
   if (v.lastExecutionTime !== undefined) add('Last Execution', when(v.lastExecutionTime, now));
   add('Last Decision', v.lastDecision ? decisionLine(v.lastDecision, now, pal) : '<none>');
   add('Pending Decision', v.pendingDecision ? decisionLine(v.pendingDecision, now, pal) : '<none>');
-  const h = v.targetHealth;
-  const ref = `${v.target.kind} ${v.target.namespace}/${v.target.name}`;
-  add(
-    'Target Health',
-    h.found
-      ? `${ref}: ${(h.ready < h.desired ? pal.yellow : pal.green)(`${h.ready}/${h.desired} ready`)}, ${h.updated} updated, ${h.available} available${h.conditions.length ? `; ${h.conditions.join(', ')}` : ''}`
-      : pal.red(`${ref} ${h.error ?? 'not found'}`),
-  );
+  add('Target Health', healthText(v, pal));
   const width = Math.max(...lines.map(([key]) => key.length)) + 2;
   let out = lines.map(([key, value]) => `${`${key}:`.padEnd(width)}${value}`).join('\n') + '\n';
   out += 'Conditions:\n';

@@ -1,17 +1,13 @@
-// What `kubectl aiops describe` shows, as one pure view: built from the AITask, its target
-// Deployment and its Events, printed as text or handed to `-o json|yaml` unchanged.
+// What `kubectl aiops describe` shows, as one pure view: built from the AITask, its target's
+// health (target-health.ts) and its Events, printed as text or handed to `-o json|yaml` unchanged.
 
 import type { Condition } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { EXPLAIN_DEFAULTS, explainPhase } from '../api/status/explain.ts';
 import type { KStatusResult } from '../api/status/kstatus.ts';
-import type { KubeEventLike, DeploymentLike } from './kinds.ts';
+import type { KubeEventLike } from './kinds.ts';
+import type { TargetHealth } from './target-health.ts';
 import { targetNamespace } from '../api/schema/target.ts';
-
-/** Health of the target Deployment as read now. */
-export type TargetHealth =
-  | { found: true; desired: number; ready: number; updated: number; available: number; conditions: string[] }
-  | { found: false; error?: string };
 
 /** One related Event, oldest first in lists. */
 export interface EventRow {
@@ -61,19 +57,6 @@ export interface DescribeView {
 
 const opt = <K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> =>
   value === undefined ? {} : ({ [key]: value } as Record<K, V>);
-
-/** Reads a Deployment's replica counts and conditions. */
-export function targetHealth(d: DeploymentLike): TargetHealth {
-  const s = d.status ?? {};
-  return {
-    found: true,
-    desired: d.spec?.replicas ?? 1,
-    ready: s.readyReplicas ?? 0,
-    updated: s.updatedReplicas ?? 0,
-    available: s.availableReplicas ?? 0,
-    conditions: (s.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}`),
-  };
-}
 
 /** Core/v1 Events (as written through either Events API) as rows, oldest first. */
 export function eventRows(events: readonly KubeEventLike[]): EventRow[] {

@@ -19,7 +19,7 @@ export const ExitCode = {
   Error: 1,
   /** Bad usage: unknown flag, missing argument, invalid flag value. */
   Usage: 2,
-  /** Refused: `force-finalize` on an object not being deleted, or with an operator alive or of unknown liveness (without --force); `migrate-storage` while conversion fails; `approve` with no decision waiting, another than `--id` waiting, or the AITask's target or generation, the Deployment's UID or replicas changed since the decision was made; `simulate` when the operator would refuse the task's target, spec or query. */
+  /** Refused: `force-finalize` on an object not being deleted, or with an operator alive or of unknown liveness (without --force); `migrate-storage` while conversion fails; `approve` with no decision waiting, another than `--id` waiting, or the AITask's target or generation, the target's UID or replicas changed since the decision was made; `simulate` when the operator would refuse the task's target, spec or query. */
   Refused: 3,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];

@@ -22,7 +22,7 @@ export const EXAMPLES = {
     'kubectl aiops explain-phase web-cpu -o json',
   ]),
   approve: block([
-    '# Show what web-cpu waits on: action, Deployment and its UID, pod or node, replicas (approves nothing)',
+    '# Show what web-cpu waits on: action, target (Deployment or StatefulSet) and its UID, pod or node, replicas (approves nothing)',
     'kubectl aiops approve web-cpu -n prod',
     '# Approve exactly the decision shown; refused (exit 3) if another waits or any of it changed',
     'kubectl aiops approve web-cpu -n prod --id 3f2c9a64-8d1e-4c52-9b0e-1a2b3c4d5e6f',
@@ -70,7 +70,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage error: unknown flag, missing argument, invalid value
   3  refused: force-finalize on an object not being deleted, or while the operator is alive (see --force);
      approve when no decision waits, --id names another, or its target, generation,
-     Deployment UID or replicas changed since the decision was made;
+     the target's UID or replicas changed since the decision was made;
      migrate-storage while the conversion webhook fails;
      simulate when the operator would refuse the task's target, spec or query
 

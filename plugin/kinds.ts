@@ -1,9 +1,12 @@
-// The few built-in Kubernetes kinds the plugin reads or patches (Deployment, core Event,
-// Node, Lease, ControllerRevision), typed to the fields it uses, with their API coordinates.
+// The few built-in Kubernetes kinds the plugin reads or patches (the workloads an AITask
+// targets, core Event, Node, Lease, ControllerRevision), typed to the fields it uses, with
+// their API coordinates.
+
+import type { TargetKind } from '../api/schema/v2.ts';
 
 /** apps/v1 Deployment: replica counts and conditions. */
 export interface DeploymentLike {
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string };
   spec?: { replicas?: number };
   status?: {
     readyReplicas?: number;
@@ -12,6 +15,33 @@ export interface DeploymentLike {
     conditions?: { type: string; status: string; reason?: string }[];
   };
 }
+
+/**
+ * apps/v1 StatefulSet: replica counts, the update strategy, and the generation and revisions
+ * its rollout is judged by.
+ */
+export interface StatefulSetLike {
+  metadata?: { name?: string; namespace?: string; uid?: string; generation?: number };
+  spec?: {
+    replicas?: number;
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
+}
+
+/** An AITask's target as read, tagged with its kind (spec.target.kind). */
+export type LiveTarget =
+  | { readonly kind: Extract<TargetKind, 'Deployment'>; readonly object: DeploymentLike }
+  | { readonly kind: Extract<TargetKind, 'StatefulSet'>; readonly object: StatefulSetLike };
 
 /** core/v1 Event, including the fields events.k8s.io/v1 writers fill. */
 export interface KubeEventLike {

@@ -13,8 +13,9 @@ import type { Condition } from '../api/schema/common.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { startCluster } from '../test/harness/cluster.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
-import { deployment } from '../test/support/workloads.ts';
-import { Resources } from './kinds.ts';
+import { deployment, statefulSet } from '../test/support/workloads.ts';
+import { eventually } from '../test/harness/wait.ts';
+import { Resources, type StatefulSetLike } from './kinds.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 
 const ESC = '\u001b';
@@ -396,5 +397,89 @@ void describe('kubectl aiops describe / explain-phase: one object per phase', ()
     );
     const noColor = await run(['describe', 'failed', '-n', ns, '--color', 'always'], { NO_COLOR: '1' });
     assert.ok(!noColor.stdout.includes(ESC));
+  });
+});
+
+void describe('kubectl aiops describe: a StatefulSet target', () => {
+  void test("shows its kind and its controller's replicas and rollout, rolled out and mid-update", async (t) => {
+    const ns = await freshNamespace('plugin-sts', (fn) => t.after(fn));
+    const sets = new ResourceClient<StatefulSetLike>(await testTransport(), Resources.statefulsets);
+    await sets.create(ns, statefulSet('redis', 2));
+    await create(
+      task('redis-mem', ns, {
+        target: { kind: 'StatefulSet', name: 'redis' },
+        remediation: { action: 'RestartPod' },
+      }),
+    );
+    const settled = (want: (s: StatefulSetLike['status'] & {}) => boolean) => async () => {
+      const got = await sets.get(ns, 'redis');
+      const st = got.status ?? {};
+      return st.observedGeneration === got.metadata?.generation && want(st) ? st : undefined;
+    };
+    const done = await eventually(
+      'StatefulSet redis: 2 pods ready at one revision',
+      settled(
+        (st) =>
+          st.readyReplicas === 2 &&
+          st.availableReplicas === 2 &&
+          st.currentReplicas === 2 &&
+          st.updatedReplicas === 2 &&
+          st.currentRevision === st.updateRevision,
+      ),
+    );
+    const r = await run(['describe', 'redis-mem', '-n', ns]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      new RegExp(`^Target: +StatefulSet ${ns}/redis \\(the AITask's namespace\\)$`, 'm'),
+    );
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^Target Health: +StatefulSet ${ns}/redis: 2/2 ready, 2 current, 2 updated, 2 available; rollout complete: 2 pods at revision ${done.currentRevision ?? '?'}$`,
+        'm',
+      ),
+    );
+
+    // A new template whose pods no node can take: the controller replaces redis-1 first, and
+    // the update stops there with the new pod Pending.
+    await sets.patch(ns, 'redis', {
+      spec: { template: { spec: { nodeSelector: { 'aiops.example.com/nowhere': 'true' } } } },
+    });
+    const mid = await eventually(
+      'StatefulSet redis: redis-1 replaced by a pod of the new revision that stays Pending',
+      settled(
+        (st) =>
+          st.updateRevision !== done.updateRevision &&
+          st.updatedReplicas === 1 &&
+          st.currentReplicas === 1 &&
+          st.readyReplicas === 1 &&
+          st.availableReplicas === 1 &&
+          st.currentRevision === done.currentRevision,
+      ),
+    );
+    const during = await run(['describe', 'redis-mem', '-n', ns]);
+    assert.match(
+      during.stdout,
+      new RegExp(
+        `^Target Health: +StatefulSet ${ns}/redis: 1/2 ready, 1 current, 1 updated, 1 available; rollout progressing: waiting for 1 of 2 pods to be ready$`,
+        'm',
+      ),
+    );
+    const health = json(await run(['describe', 'redis-mem', '-n', ns, '-o', 'json']))['targetHealth'];
+    assert.deepEqual(health, {
+      found: true,
+      kind: 'StatefulSet',
+      desired: 2,
+      ready: 1,
+      current: 1,
+      updated: 1,
+      available: 1,
+      generation: 2,
+      observedGeneration: 2,
+      currentRevision: done.currentRevision,
+      updateRevision: mid.updateRevision,
+      rollout: { state: 'progressing', message: 'waiting for 1 of 2 pods to be ready' },
+    });
   });
 });

@@ -164,7 +164,7 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     )
     .option('--from <time>', 'start of the window, RFC 3339 (instead of --since)')
     .option('--to <time>', 'end of the window, RFC 3339 (default now)')
-    .option('--replicas <n>', "replicas the target starts from (default: the Deployment's now)", replicas)
+    .option('--replicas <n>', "replicas the target starts from (default: the target's now)", replicas)
     .option(
       '--prometheus-service <ns/name:port>',
       "Prometheus Service, reached through the apiserver's service proxy (default: the installed operator's)",

@@ -26,6 +26,18 @@ void test('specChanges reports leaf changes with dotted paths, sorted', () => {
   assert.deepEqual(specChanges(from, structuredClone(from)), []);
 });
 
+void test("a target's kind change is a change of spec.target.kind, alone or with its name", () => {
+  const web = { target: { kind: 'Deployment', name: 'web' } };
+  assert.deepEqual(specChanges(web, { target: { kind: 'StatefulSet', name: 'web' } }), [
+    { path: 'spec.target.kind', op: 'changed', from: 'Deployment', to: 'StatefulSet' },
+  ]);
+  const both = specChanges(web, { target: { kind: 'StatefulSet', name: 'redis' } });
+  assert.equal(
+    renderChanges(both, palette(false)),
+    '  ~ spec.target.kind: "Deployment" → "StatefulSet"\n  ~ spec.target.name: "web" → "redis"\n',
+  );
+});
+
 void test('renderChanges marks added, removed and changed fields', () => {
   const text = renderChanges(specChanges({ a: 1, b: 2 }, { b: 3, c: 'x' }), palette(false));
   assert.equal(text, '  - spec.a: 1\n  ~ spec.b: 2 → 3\n  + spec.c: "x"\n');

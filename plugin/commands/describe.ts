@@ -1,33 +1,25 @@
-// `kubectl aiops describe [NAME]`: reads the AITask, its target Deployment and its Events
+// `kubectl aiops describe [NAME]`: reads the AITask, its target (of its kind) and its Events
 // (by involvedObject uid) and prints the describe view; without NAME, every AITask in the
 // namespace (or, with -A, the cluster).
 
 import { ForbiddenError, NotFoundError } from '../../lib/kube/errors.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import {
-  describeView,
-  eventRows,
-  targetHealth,
-  type DescribeView,
-  type TargetHealth,
-} from '../describe-view.ts';
+import { describeView, eventRows, type DescribeView } from '../describe-view.ts';
 import { renderDescribe } from '../describe-text.ts';
 import { ExitCode, UsageError } from '../errors.ts';
 import { resourceName } from '../flags.ts';
-import { Resources, type DeploymentLike, type KubeEventLike } from '../kinds.ts';
+import { Resources, type KubeEventLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, listTasks, type Session } from '../session.ts';
 import { targetNamespace } from '../../api/schema/target.ts';
+import { readTarget } from '../target.ts';
+import { targetHealth, type TargetHealth } from '../target-health.ts';
 
 async function health(s: Session, task: v2.AITask): Promise<TargetHealth> {
   const ns = targetNamespace(task) || s.namespace;
   try {
-    const d = await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(
-      ns,
-      task.spec.target.name,
-    );
-    return targetHealth(d);
+    return targetHealth(await readTarget(s, task.spec.target.kind, ns, task.spec.target.name));
   } catch (err) {
     if (err instanceof NotFoundError) return { found: false };
     if (err instanceof ForbiddenError) return { found: false, error: `cannot be read: ${err.message}` };
@@ -52,7 +44,7 @@ async function events(s: Session, task: v2.AITask): Promise<KubeEventLike[]> {
   }
 }
 
-/** Builds the view of one AITask with its Deployment and Events read in parallel. */
+/** Builds the view of one AITask with its target and Events read in parallel. */
 export async function viewOf(s: Session, task: v2.AITask): Promise<DescribeView> {
   const [h, ev] = await Promise.all([health(s, task), events(s, task)]);
   return describeView(task, h, eventRows(ev));
