@@ -41,7 +41,12 @@ const ROOMS = {
   'cmd/webhook': ['conversion-webhook/', 'api/', 'lib/'],
   'cmd/kubectl-aiops': ['plugin/', 'api/', 'lib/', 'package.json'],
   'operator/': ['operator/', 'api/', 'lib/'],
-  'operator/runtime/': ['operator/runtime/', 'lib/', { path: 'api/schema/common.ts', names: ['ObjectMeta'] }],
+  'operator/runtime/': [
+    'operator/runtime/',
+    'lib/',
+    { path: 'api/schema/common.ts', names: ['ObjectMeta'] },
+    { path: 'api/schema/v2.ts', names: ['TargetKind'] },
+  ],
   'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts', 'lib/'],
   'operator/llm/': ['operator/llm/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],
   'operator/edges/': ['operator/edges/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],

@@ -32,15 +32,16 @@ export const OPERATOR_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch', 'patch', 'update'] },
   /** Status writes (reconcile, the sweep of cordon marks): PUT of the status subresource, bound to the resourceVersion. */
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['update'] },
-  /** The Deployment informer (targets). */
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['list', 'watch'] },
-  /** ScaleUp/ScaleDown: read the scale subresource, then PUT it bound to its resourceVersion. */
-  { apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['get', 'update'] },
+  /** The target informers, one per target kind (Deployments, StatefulSets). */
+  { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['list', 'watch'] },
+  /** ScaleUp/ScaleDown: read the target's scale subresource, then PUT it bound to its resourceVersion. */
+  { apiGroups: ['apps'], resources: ['deployments/scale', 'statefulsets/scale'], verbs: ['get', 'update'] },
   /** Bounded spec history: create one owned ControllerRevision per generation, list and prune. */
   { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create', 'delete'] },
   /**
    * RestartPod, CordonNode and the check of an interrupted RestartPod list the target's pods
-   * (narrowed by its selector, paginated); only those its ReplicaSets own are acted on.
+   * (narrowed by its selector, paginated); only those it controls (a StatefulSet) or its
+   * ReplicaSets control (a Deployment) are acted on.
    */
   { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
   /**

@@ -1,33 +1,44 @@
-// The operator's two caches (AITask v2 and Deployments) as assembly.ts builds them: what each
-// keeps (trim.ts), what it refuses and how a refusal and a failing watch are logged, and
-// which AITasks each change puts on the work queue.
+// The operator's caches (AITask v2, and one per target kind: Deployments, StatefulSets) as
+// assembly.ts builds them: what each keeps (trim.ts), what it refuses and how a refusal and a
+// failing watch are logged, and which AITasks each change puts on the work queue.
 
 import { APPROVE_ANNOTATION } from '../api/install.ts';
-import { targetKey } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { ResourceClient } from '../lib/kube/resources.ts';
+import { pageSizeFor, ResourceClient } from '../lib/kube/resources.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import { FAILING_AFTER, Informer, objectKey, type KubeObject } from './runtime/informer.ts';
-import { Resources, type Deployment } from './runtime/kinds.ts';
+import type { Workload } from './runtime/kinds.ts';
+import { perKind, TARGET_KINDS } from './runtime/target-kinds.ts';
 import {
-  DEPLOYMENT_CACHE_BYTES,
-  DEPLOYMENT_NAMESPACE_CACHE_BYTES,
-  DEPLOYMENT_PAGE_SIZE,
   MAX_CACHED_OBJECT_BYTES,
   selectorRefusal,
   TASK_PAGE_SIZE,
   trimCustomObject,
-  trimDeployment,
+  trimWorkload,
 } from './runtime/trim.ts';
 import type { WorkQueue } from './runtime/workqueue.ts';
+import { TargetCaches, targetIndexKey, taskTargetIndexKey } from './target-caches.ts';
 
 /** The caches the reconciler reads. */
 export interface Caches {
   readonly taskCache: Informer<v2.AITask>;
-  readonly deployments: Informer<Deployment>;
+  readonly targets: TargetCaches;
+}
+
+/** What starting, syncing, health and the cache metrics read of each cache. */
+export type CacheView = Pick<
+  Informer<KubeObject>,
+  'start' | 'stop' | 'waitForSync' | 'synced' | 'failing' | 'size' | 'bytes' | 'refusedBy'
+>;
+
+/** Every cache by its resource's plural (aitasks, deployments, statefulsets). */
+export function everyCache(c: Caches): Readonly<Record<string, CacheView>> {
+  const out: Record<string, CacheView> = { aitasks: c.taskCache };
+  for (const rules of Object.values(TARGET_KINDS)) out[rules.resource.plural] = c.targets.byKind[rules.kind];
+  return out;
 }
 
 /** What the caches are built from; `onTaskDeleted` runs after a deleted AITask's keys are queued. */
@@ -41,9 +52,9 @@ export interface CacheDeps {
   readonly onTaskDeleted: () => void;
 }
 
-/** The AITask index of Deployment keys: the namespace/name each task targets. */
+/** The AITask index of targets: the kind and namespace/name each task targets. */
 function targetKeys(task: v2.AITask): string[] {
-  return [targetKey(task)];
+  return [taskTargetIndexKey(task)];
 }
 
 /**
@@ -104,7 +115,7 @@ function bounded(
   };
 }
 
-/** Builds both caches and wires their changes to the work queue. */
+/** Builds the caches and wires their changes to the work queue. */
 export function buildCaches(d: CacheDeps): Caches {
   const { log, queue } = d;
   const scope = d.namespace !== undefined ? { namespace: d.namespace } : {};
@@ -123,24 +134,9 @@ export function buildCaches(d: CacheDeps): Caches {
         resource: 'aitasks',
       }),
   });
-  const enqueueTasksOf = (obj: KubeObject): void => {
-    for (const key of taskCache.byIndex('target', objectKey(obj))) queue.addEvent(key);
-  };
-  // Deployments: pages whose worst case fits the heap, a selector no larger than a real one,
-  // and a byte budget in all and per namespace; a refused one is said in the status of the
-  // AITasks that target it (observe.ts), which are reconciled at once.
-  const deployments = new Informer<Deployment>(new ResourceClient(d.transport, Resources.deployments), {
-    ...scope,
-    transform: trimDeployment,
-    admit: (dep) => selectorRefusal(dep.spec?.selector),
-    ...bounded(log, 'deployments', enqueueTasksOf),
-    maxCacheBytes: DEPLOYMENT_CACHE_BYTES,
-    maxNamespaceBytes: DEPLOYMENT_NAMESPACE_CACHE_BYTES,
-    pageSize: DEPLOYMENT_PAGE_SIZE,
-    onError: onError(log, 'deployments'),
-  });
+  const targets = new TargetCaches(perKind((kind) => targetCache(d, kind, taskCache)));
   const sameTarget = (t: v2.AITask): string[] =>
-    taskCache.byIndex('target', targetKey(t)).filter((k) => k !== objectKey(t));
+    taskCache.byIndex('target', taskTargetIndexKey(t)).filter((k) => k !== objectKey(t));
   taskCache.on({
     add: (t) => queue.add(objectKey(t)),
     update: (a, b) => {
@@ -152,12 +148,39 @@ export function buildCaches(d: CacheDeps): Caches {
       d.onTaskDeleted();
     },
   });
-  deployments.on({
+  return { taskCache, targets };
+}
+
+/**
+ * The cache of the targets of `kind`: pages whose worst case fits the heap, a selector no
+ * larger than a real one, and a byte budget in all and per namespace (target-kinds.ts); a
+ * refused object is said in the status of the AITasks that target it (observe.ts), which are
+ * reconciled at once. An added or deleted target, or a change of its replicas, reconciles
+ * the AITasks that name it.
+ */
+function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.AITask>): Informer<Workload> {
+  const rules = TARGET_KINDS[kind];
+  const plural = rules.resource.plural;
+  const enqueueTasksOf = (obj: KubeObject): void => {
+    for (const key of taskCache.byIndex('target', targetIndexKey(kind, objectKey(obj))))
+      d.queue.addEvent(key);
+  };
+  const cache = new Informer<Workload>(new ResourceClient(d.transport, rules.resource), {
+    ...(d.namespace !== undefined ? { namespace: d.namespace } : {}),
+    transform: trimWorkload(kind),
+    admit: (w) => selectorRefusal(w.spec?.selector),
+    ...bounded(d.log, plural, enqueueTasksOf),
+    maxCacheBytes: rules.cacheBytes,
+    maxNamespaceBytes: rules.namespaceCacheBytes,
+    pageSize: pageSizeFor(rules.pageBytes),
+    onError: onError(d.log, plural),
+  });
+  cache.on({
     add: enqueueTasksOf,
     delete: enqueueTasksOf,
     update: (a, b) => {
       if (a.spec?.replicas !== b.spec?.replicas) enqueueTasksOf(b);
     },
   });
-  return { taskCache, deployments };
+  return cache;
 }

@@ -10,7 +10,7 @@ import type { LeaderElector } from './runtime/leader.ts';
 import type { Runnable } from './runtime/manager.ts';
 import type { Servers } from './runtime/server.ts';
 import { startMarkSweeper, type MarkSweepDeps, type MarkSweeper } from './mark-sweep.ts';
-import type { Caches } from './assembly-caches.ts';
+import { everyCache, type Caches } from './assembly-caches.ts';
 
 /** Names of the operator's parts, for the orders of parts added beside them. */
 export const PART = {
@@ -54,20 +54,20 @@ export function serversPart(
   };
 }
 
-/** Both caches, listing and watching from the start; "caches synced" is logged once both are. */
+/** Every cache, listing and watching from the start; "caches synced" is logged once all are. */
 export function cachesPart(caches: Caches, log: Logger): Runnable {
-  const { taskCache, deployments } = caches;
+  const all = Object.entries(everyCache(caches));
   return {
     name: PART.caches,
     startAfter: [PART.servers],
     stopAfter: [PART.leaderElection],
     async run(signal, ready) {
-      void Promise.all([taskCache.start(), deployments.start()]).then(() =>
-        log.info('caches synced', { aitasks: taskCache.size, deployments: deployments.size }),
+      void Promise.all(all.map(([, c]) => c.start())).then(() =>
+        log.info('caches synced', Object.fromEntries(all.map(([resource, c]) => [resource, c.size]))),
       );
       ready();
       await aborted(signal);
-      await Promise.all([taskCache.stop(), deployments.stop()]);
+      await Promise.all(all.map(([, c]) => c.stop()));
     },
   };
 }
@@ -124,7 +124,7 @@ export function controllerPart(controller: Controller, caches: Caches): Runnable
     startAfter: [PART.leaderElection],
     async run(signal, ready) {
       await Promise.race([
-        Promise.all([caches.taskCache.waitForSync(), caches.deployments.waitForSync()]),
+        Promise.all(Object.values(everyCache(caches)).map((c) => c.waitForSync())),
         aborted(signal),
       ]);
       if (!signal.aborted) {

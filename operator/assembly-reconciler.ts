@@ -52,7 +52,7 @@ export function buildReconciler(o: OperatorOptions, d: ReconcilerDeps): Reconcil
     gate: actionGate(d.leading, parsePausePoints(process.env[PAUSE_ENV]), log),
     tasks: d.tasks,
     taskCache: d.caches.taskCache,
-    deployments: d.caches.deployments,
+    targets: d.caches.targets,
     prometheus:
       o.prometheusUrl === undefined ? NO_PROMETHEUS : new PrometheusClient({ url: o.prometheusUrl }),
     actions,

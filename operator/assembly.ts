@@ -26,7 +26,7 @@ import { RateLimiter } from './runtime/ratelimit.ts';
 import { startServers, type SecureMetrics, type Servers } from './runtime/server.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 import { createTelemetry } from './telemetry.ts';
-import { buildCaches, type Caches } from './assembly-caches.ts';
+import { buildCaches, everyCache, type Caches } from './assembly-caches.ts';
 import { cachesPart, controllerPart, leaderPart, markSweepPart, serversPart } from './assembly-parts.ts';
 import { buildReconciler } from './assembly-reconciler.ts';
 
@@ -135,14 +135,14 @@ export interface AssembledOperator {
 }
 
 /** The replica's health from its caches and whether it leads. */
-function healthOf({ taskCache, deployments }: Caches, leading: boolean): OperatorHealth {
-  const failing = [
-    ['aitasks', taskCache.failing],
-    ['deployments', deployments.failing],
-  ].filter((f): f is [string, string] => f[1] !== undefined);
+function healthOf(caches: Caches, leading: boolean): OperatorHealth {
+  const all = Object.entries(everyCache(caches));
+  const failing = all
+    .map(([kind, c]) => [kind, c.failing])
+    .filter((f): f is [string, string] => f[1] !== undefined);
   return {
     leading,
-    synced: taskCache.synced && deployments.synced,
+    synced: all.every(([, c]) => c.synced),
     failing:
       failing.length > 0 ? failing.map(([kind, err]) => `watching ${kind}: ${err}`).join('; ') : undefined,
   };
@@ -159,7 +159,7 @@ async function listen(
   const authorizer = new MetricsAuthorizer(transport);
   return startServers(
     {
-      ready: () => caches.taskCache.synced && caches.deployments.synced && (o.hostedReady?.() ?? true),
+      ready: () => Object.values(everyCache(caches)).every((c) => c.synced) && (o.hostedReady?.() ?? true),
       registry,
     },
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
@@ -248,7 +248,7 @@ export async function assembleOperator(o: OperatorOptions, manager: Manager): Pr
     ...(o.watchLabelSelector !== undefined ? { watchLabelSelector: o.watchLabelSelector } : {}),
     onTaskDeleted: () => sweep.soon(),
   });
-  registerCacheMetrics(telemetry.registry, { aitasks: caches.taskCache, deployments: caches.deployments });
+  registerCacheMetrics(telemetry.registry, everyCache(caches));
   const elector = electorOf(o, transport, identity);
   const leading = (): boolean => elector === undefined || elector.leading;
   const parts = buildReconciler(o, {

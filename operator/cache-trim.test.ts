@@ -19,7 +19,7 @@ import { evaluate } from './decision/evaluate.ts';
 import { adviceContext } from './llm/advice.ts';
 import { LAST_APPLIED_ANNOTATION } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
-import { jsonBytes, MAX_CACHED_OBJECT_BYTES, trimCustomObject, trimDeployment } from './runtime/trim.ts';
+import { jsonBytes, MAX_CACHED_OBJECT_BYTES, trimCustomObject, trimWorkload } from './runtime/trim.ts';
 
 const trimTask = trimCustomObject([APPROVE_ANNOTATION]);
 
@@ -76,7 +76,7 @@ test('what the reconciler decides is the same on the original and the trimmed ob
           metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, ...extra } },
         };
         const trimmed = trimTask(structuredClone(task));
-        const td = trimDeployment(structuredClone(d));
+        const td = trimWorkload('Deployment')(structuredClone(d));
         const verdict = decide(task, observed, value, now, DEFAULTS);
         assert.deepEqual(decide(trimmed, observed, value, now, DEFAULTS), verdict);
         const approval = applyApproval(task, verdict);

@@ -66,12 +66,13 @@ export const WATCH_FLAGS = {
   }),
   defaultQuery: flag({
     flags: '--default-query <promql>',
-    help: 'query when trigger.query is empty; {{namespace}} and {{name}} are the target',
+    help: "query when trigger.query is empty; {{namespace}}, {{name}} and {{pods}} (its pods' names) are the target's",
     parse: text,
     default: DEFAULT_QUERY_TEMPLATE,
     docs: {
       default: "CPU rate of the target's pods",
-      meaning: 'PromQL template (`{{namespace}}`, `{{name}}`) when `trigger.query` is empty',
+      meaning:
+        'PromQL template when `trigger.query` is empty: `{{namespace}}` and `{{name}}` are the target’s, `{{pods}}` a regular expression of its pods’ names (`NAME-[a-z0-9]+-[a-z0-9]+` for a Deployment, `NAME-[0-9]+` for a StatefulSet)',
     },
   }),
   allowCrossNamespace: toggle(

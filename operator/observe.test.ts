@@ -35,21 +35,24 @@ test('a missing target is TargetNotFound; one the cache refused is TargetRefused
   const sources: TargetSources = {
     taskCache,
     allowCrossNamespace: false,
-    deployments: { refusal: (key) => refusals[key] },
+    targets: {
+      refusal: (t) =>
+        refusals[`${t.spec.target.namespace ?? t.metadata.namespace ?? ''}/${t.spec.target.name}`],
+    },
   };
-  assert.deepEqual(observeTarget(sources, 'ns/t', task, 'ns', undefined), {
+  assert.deepEqual(observeTarget(sources, 'ns/t', task, undefined), {
     found: false,
     reason: 'TargetRefused',
     message:
       'Deployment ns/web is not read by the operator (NotAdmitted): its selector has 40 terms, more than the 32 the operator reads',
   });
-  assert.deepEqual(observeTarget({ taskCache, allowCrossNamespace: false }, 'ns/t', task, 'ns', undefined), {
+  assert.deepEqual(observeTarget({ taskCache, allowCrossNamespace: false }, 'ns/t', task, undefined), {
     found: false,
     reason: 'TargetNotFound',
     message: 'Deployment ns/web does not exist',
   });
   assert.deepEqual(
-    observeTarget(sources, 'ns/t', task, 'ns', { metadata: { name: 'web' }, spec: { replicas: 3 } }),
+    observeTarget(sources, 'ns/t', task, { metadata: { name: 'web' }, spec: { replicas: 3 } }),
     { found: true, replicas: 3 },
   );
 });

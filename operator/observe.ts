@@ -1,9 +1,10 @@
-// What one reconcile observes before deciding: the target (the Deployment from the cache,
+// What one reconcile observes before deciding: the target (the workload from its cache,
 // refused across namespaces unless allowed, owned by one AITask only, and said refused when
 // the cache would not hold it) and the metric (the query decision/metric-query.ts chooses:
 // the default query rendered for the target, or the task's own query confined to the
 // target's namespace; read from Prometheus). Both become the observations `decide` takes.
 
+import { targetRef } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
@@ -11,20 +12,21 @@ import type { MetricReader } from './edges/prometheus.ts';
 import { metricQuery, type QueryRules } from './decision/metric-query.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import type { Informer } from './runtime/informer.ts';
-import type { Deployment } from './runtime/kinds.ts';
+import type { Workload } from './runtime/kinds.ts';
+import { taskTargetIndexKey } from './target-caches.ts';
 
 /** What observing a target reads. */
 export interface TargetSources {
-  /** The AITask cache, with its `target` index (`namespace/name` of the Deployment). */
+  /** The AITask cache, with its `target` index (target-caches.ts taskTargetIndexKey). */
   readonly taskCache: Informer<v2.AITask>;
   /** Allow targets outside the AITask's namespace (default false: refused). */
   readonly allowCrossNamespace: boolean;
-  /** Why the Deployment cache refused a Deployment, by key (Informer.refusal); default none. */
-  readonly deployments?: { refusal(key: string): Refusal | undefined };
+  /** Why a target cache refused the object a task names (TargetCaches.refusal); default none. */
+  readonly targets?: { refusal(task: v2.AITask): Refusal | undefined };
 }
 
 /**
- * The target of the AITask `key` as `decide` sees it: not found when the Deployment is
+ * The target of the AITask `key` as `decide` sees it: not found when the workload is
  * missing, when the cache refused it (TargetRefused: too large, a selector past the bound,
  * or the cache's budget spent), when the task may not target it (CrossNamespaceRefused), or
  * when an older task that may act on it owns it (DuplicateTarget); else its desired replicas
@@ -34,14 +36,13 @@ export function observeTarget(
   s: TargetSources,
   key: string,
   task: v2.AITask,
-  targetNs: string,
-  deployment: Deployment | undefined,
+  workload: Workload | undefined,
 ): TargetObservation {
-  const ref = `Deployment ${targetNs}/${task.spec.target.name}`;
+  const ref = targetRef(task);
   if (!mayTarget(task, s.allowCrossNamespace))
     return { found: false, reason: 'CrossNamespaceRefused', message: crossNamespaceRefusal(task) };
-  if (!deployment) {
-    const refused = s.deployments?.refusal(`${targetNs}/${task.spec.target.name}`);
+  if (!workload) {
+    const refused = s.targets?.refusal(task);
     return refused !== undefined
       ? {
           found: false,
@@ -51,7 +52,7 @@ export function observeTarget(
       : { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
   }
   const rivals = s.taskCache
-    .byIndex('target', `${targetNs}/${task.spec.target.name}`)
+    .byIndex('target', taskTargetIndexKey(task))
     .map((k) => (k === key ? task : s.taskCache.get(k)))
     .filter((t) => t !== undefined);
   const owner = targetOwner(
@@ -64,7 +65,7 @@ export function observeTarget(
       reason: 'DuplicateTarget',
       message: `AITask ${owner} already watches ${ref}; this one never acts while it exists`,
     };
-  return { found: true, replicas: deployment.spec?.replicas ?? 1 };
+  return { found: true, replicas: workload.spec?.replicas ?? 1 };
 }
 
 /** What reading the metric needs: Prometheus, and how the query is chosen and checked (metric-query.ts). */

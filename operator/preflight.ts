@@ -18,7 +18,7 @@ import type { EvaluationExtra } from './decision/evaluate.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import type { ActingTask } from './edges/cordons.ts';
 import type { EventRecorder } from './edges/events.ts';
-import type { Deployment } from './runtime/kinds.ts';
+import type { Workload } from './runtime/kinds.ts';
 
 /** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
 export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
@@ -88,7 +88,7 @@ export async function preflight(
   key: string,
   task: v2.AITask,
   act: ActVerdict,
-  deployment: Deployment,
+  target: Workload,
   extra: EvaluationExtra,
   now: number,
 ): Promise<Preflighted> {
@@ -100,9 +100,9 @@ export async function preflight(
   const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
   const advised =
     llm !== undefined && extra.decisionId === undefined
-      ? await advise(d, key, task, act, llm, deployment, extra, now)
+      ? await advise(d, key, task, act, llm, target, extra, now)
       : { verdict: act, extra };
-  return resolve(d, task, advised.verdict, deployment, advised.extra);
+  return resolve(d, task, advised.verdict, target, advised.extra);
 }
 
 /** `act` with the LLM's advice applied (its plan, source, note and LLMAvailable condition). */
@@ -112,13 +112,12 @@ async function advise(
   task: v2.AITask,
   act: ActVerdict,
   llm: LLMSpec,
-  deployment: Deployment,
+  target: Workload,
   extra: EvaluationExtra,
   now: number,
 ): Promise<{ verdict: ActVerdict; extra: EvaluationExtra }> {
-  const targetNs = deployment.metadata.namespace ?? '';
-  const reasons = await d.events.recentReasons(targetNs, deployment.metadata.name ?? '', now);
-  const ctx = adviceContext(task, act.value, act.since, deployment, reasons, now, d.defaults);
+  const reasons = await d.events.recentReasons(target, now);
+  const ctx = adviceContext(task, act.value, act.since, target, reasons, now, d.defaults);
   const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
   const advice = await withDeadline(
     d.advisor.advise(key, bounded, ctx),
@@ -142,10 +141,10 @@ async function resolve(
   d: PreflightDeps,
   task: v2.AITask,
   verdict: ActVerdict,
-  deployment: Deployment,
+  target: Workload,
   extra: EvaluationExtra,
 ): Promise<Preflighted> {
-  const prepared = await d.actions.prepare(verdict.plan, deployment, actingTask(task));
+  const prepared = await d.actions.prepare(verdict.plan, target, actingTask(task));
   if ('blockedBy' in prepared)
     return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
   const effect = effectOf(prepared);
@@ -174,11 +173,11 @@ export async function choiceToApprove(
   actions: Actions,
   task: v2.AITask,
   plan: Extract<Verdict, { kind: 'blocked' }>['plan'],
-  deployment: Deployment,
+  target: Workload,
   extra: EvaluationExtra,
 ): Promise<EvaluationExtra> {
   if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
-  const chosen = await actions.prepare(plan, deployment, actingTask(task));
+  const chosen = await actions.prepare(plan, target, actingTask(task));
   return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
 }
 

@@ -2,7 +2,7 @@
 // finalizer cleanup on deletion → ensure the finalizer → phase Pending on first sight →
 // settle a decision an earlier run left in flight (verify its effect) → record the spec
 // revision → clamp the spec to the schema's bounds (a stored out-of-bounds value never makes
-// it hot-loop) → resolve the target (one AITask per Deployment) → read the metric (a tenant's
+// it hot-loop) → resolve the target (one AITask per workload) → read the metric (a tenant's
 // query confined to the target's namespace) → decide (pure) → approval → preflight
 // (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
 // decision → act → write the outcome → requeue after intervalSeconds. When the computed
@@ -16,7 +16,7 @@ import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../lib/log.ts';
-import { targetKey, targetNamespace } from '../api/schema/target.ts';
+import { targetNamespace } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { withDeadline } from '../lib/deadline.ts';
 import { applyApproval } from './decision/approval.ts';
@@ -27,7 +27,7 @@ import { decide } from './decision/decide.ts';
 import type { History } from './edges/history.ts';
 import type { Result } from './runtime/controller.ts';
 import type { Informer } from './runtime/informer.ts';
-import type { Deployment } from './runtime/kinds.ts';
+import type { Workload } from './runtime/kinds.ts';
 import { isInFlight, settleDecision, verifyEffect, type Verification } from './decision/settle.ts';
 import { firstSight } from './decision/first-sight.ts';
 import { evaluate, type Evaluation, type EvaluationExtra } from './decision/evaluate.ts';
@@ -42,6 +42,7 @@ import type { MetricReader } from './edges/prometheus.ts';
 import { observeMetric, observeTarget } from './observe.ts';
 import type { QueryBounds } from './decision/query-cost.ts';
 import { choiceToApprove, preflight, type PreflightDeps } from './preflight.ts';
+import type { TargetReader } from './target-caches.ts';
 
 /**
  * Longest a Prometheus query holds a worker, in ms: the client's own 5 s per-query timeout
@@ -54,7 +55,8 @@ export const PROMETHEUS_DEADLINE_MS = 6_000;
 export interface ReconcilerDeps extends PreflightDeps {
   readonly tasks: AITaskClient;
   readonly taskCache: Informer<v2.AITask>;
-  readonly deployments: Informer<Deployment>;
+  /** The target caches: the workload each task names (target-caches.ts). */
+  readonly targets: TargetReader;
   /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
   readonly prometheus: MetricReader;
   /**
@@ -186,8 +188,8 @@ export class Reconciler {
     const now = (d.now ?? Date.now)();
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
     const targetNs = targetNamespace(task);
-    const deployment = d.deployments.get(targetKey(task));
-    const target = observeTarget(d, key, task, targetNs, deployment);
+    const workload = d.targets.get(task);
+    const target = observeTarget(d, key, task, workload);
     // A new generation's ControllerRevision is written while Prometheus answers (and, on first
     // sight, while the Pending status is written): none needs another, so a new AITask costs
     // two sequential round trips less.
@@ -203,8 +205,8 @@ export class Reconciler {
       })),
     ]);
     if (seededTask !== undefined) task = { ...seededTask, spec: task.spec };
-    // The Deployment's UID binds a decision and its approval to the object the approver saw.
-    const targetUID = deployment?.metadata.uid;
+    // The target's UID binds a decision and its approval to the object the approver saw.
+    const targetUID = workload?.metadata.uid;
     const approval = applyApproval(task, decide(task, target, metric, now, d.defaults), targetUID);
     let verdict = approval.verdict;
     let extra: EvaluationExtra = {
@@ -214,28 +216,27 @@ export class Reconciler {
         : {}),
     };
     let prepared: Prepared | undefined;
-    if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && deployment !== undefined)
-      extra = await choiceToApprove(d.actions, task, verdict.plan, deployment, extra);
-    if (verdict.kind === 'act' && deployment !== undefined)
-      ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, deployment, extra, now));
+    if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && workload !== undefined)
+      extra = await choiceToApprove(d.actions, task, verdict.plan, workload, extra);
+    if (verdict.kind === 'act' && workload !== undefined)
+      ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, workload, extra, now));
     if (verdict.kind === 'blocked' || verdict.kind === 'targetMissing')
       d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
     if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
     const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs, extra);
     this.#judged(key, ev.status);
 
-    if (ev.act === undefined || prepared === undefined || deployment === undefined) {
+    if (ev.act === undefined || prepared === undefined || workload === undefined) {
       if (!isDeepStrictEqual(task.status ?? {}, ev.status)) {
         task = await this.#writeStatus(task, ev.status, ev.events, log);
         log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
       } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
-    } else
-      task = await this.#act(task, ev, ev.act, prepared, deployment, { target, metric }, intervalMs, log);
+    } else task = await this.#act(task, ev, ev.act, prepared, workload, { target, metric }, intervalMs, log);
     if (approval.consume) await this.#consumeApproval(task);
     return {
       task,
       requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs),
-      acted: ev.act !== undefined && prepared !== undefined && deployment !== undefined,
+      acted: ev.act !== undefined && prepared !== undefined && workload !== undefined,
     };
   }
 
@@ -248,7 +249,7 @@ export class Reconciler {
     ev: Evaluation,
     { decision, plan }: NonNullable<Evaluation['act']>,
     prepared: Prepared,
-    deployment: Deployment,
+    workload: Workload,
     observed: Observed,
     intervalMs: number,
     log: Logger,
@@ -261,7 +262,7 @@ export class Reconciler {
     log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
     let outcome;
     try {
-      outcome = await d.actions.run(prepared, deployment);
+      outcome = await d.actions.run(prepared, workload);
       await gate('after-action', decision.id);
     } catch (err) {
       outcome = {
@@ -320,8 +321,8 @@ export class Reconciler {
     if (live.status === undefined || !isInFlight(pending)) return live;
     let verification: Verification = 'notDone';
     if (mayTarget(live, this.#d.allowCrossNamespace)) {
-      const deployment = this.#d.deployments.get(targetKey(live));
-      const observed = await this.#d.actions.currentEffect(pending, deployment, live.metadata.uid ?? '');
+      const workload = this.#d.targets.get(live);
+      const observed = await this.#d.actions.currentEffect(pending, workload, live.metadata.uid ?? '');
       verification = verifyEffect(pending, observed);
     }
     const settled = settleDecision(live.status, verification);

@@ -17,6 +17,7 @@ const t = (group: string, version: string, plural: string, namespaced = true): R
 /** Resource coordinates of the built-in kinds, by plural. */
 export const Resources = {
   deployments: t('apps', 'v1', 'deployments'),
+  statefulsets: t('apps', 'v1', 'statefulsets'),
   controllerRevisions: t('apps', 'v1', 'controllerrevisions'),
   pods: t('', 'v1', 'pods'),
   nodes: t('', 'v1', 'nodes', false),

@@ -3,7 +3,7 @@
 // aiops.example.com/approve to that decision's id (`kubectl aiops approve`). An approval of
 // the decision still waiting, unchanged, turns the rules' verdict into an action, once; any
 // other value is stale and ignored with an Event. Unchanged means bound to what the approver
-// saw: the AITask's generation, the Deployment it names (and its UID, when known), the
+// saw: the AITask's generation, the target it names (and its UID, when known), the
 // action with its replicas, and the pod or node a RestartPod or CordonNode chose (recorded
 // while it waits; `choiceChanged` compares it with the one chosen when the approval is
 // executed). When any of it changed the approval is void, and the decision is
@@ -35,7 +35,7 @@ export function approvalOf(task: Pick<v2.AITask, 'metadata'>): string | undefine
 
 /**
  * Applies the approval annotation of `task` to the rules' `verdict`; `targetUID` is the UID of
- * the Deployment the spec names, as observed now (when known).
+ * the target the spec names, as observed now (when known).
  */
 export function applyApproval(
   task: Pick<v2.AITask, 'metadata' | 'spec' | 'status'>,
@@ -89,11 +89,11 @@ function bindingChanged(
   const was = waiting.target;
   const now = decisionTarget(task);
   if (was.namespace !== now.namespace || was.name !== now.name)
-    return `the target changed from Deployment ${was.namespace}/${was.name} to ${now.namespace}/${now.name}`;
+    return `the target changed from ${task.spec.target.kind} ${was.namespace}/${was.name} to ${now.namespace}/${now.name}`;
   if (waiting.generation !== generation)
     return `the AITask changed from generation ${waiting.generation} to ${generation}`;
   if (was.uid !== undefined && targetUID !== undefined && was.uid !== targetUID)
-    return `Deployment ${was.namespace}/${was.name} was replaced (UID ${was.uid} → ${targetUID})`;
+    return `${task.spec.target.kind} ${was.namespace}/${was.name} was replaced (UID ${was.uid} → ${targetUID})`;
   return undefined;
 }
 

@@ -447,7 +447,7 @@ test('targetOwner (property): the owner, if any, may act on the target and is th
 test('a cross-namespace refusal names the seed default when the target namespace is "default"', () => {
   const claim = (ns: string | undefined) => ({
     metadata: { name: 't', namespace: 'shop' },
-    spec: { target: { name: 'web', ...(ns === undefined ? {} : { namespace: ns }) } },
+    spec: { target: { kind: 'Deployment', name: 'web', ...(ns === undefined ? {} : { namespace: ns }) } },
   });
   const plain = crossNamespaceRefusal(claim('payments'));
   assert.equal(

@@ -3,7 +3,7 @@
 // it per namespace (`--max-concurrent-remediations-per-namespace`, so one tenant cannot hold
 // every slot), a cap on the share of nodes cordoned (`--max-cordoned-nodes-percent`) and on
 // the nodes cordoned for one namespace's AITasks (`--max-cordoned-nodes-per-namespace`), and one
-// AITask per target Deployment (the oldest of those allowed to act on it owns it). A slot is
+// AITask per target workload (the oldest of those allowed to act on it owns it). A slot is
 // held only by a grant this process made (in memory, by AITask UID — only the leader acts):
 // never by what a status says, which a tenant may write. A fresh leader starts with no
 // holders, which is exact, not a loss: a slot spans one action, and after a restart or a
@@ -231,16 +231,18 @@ export const SEED_NAMESPACE_DEFAULT = 'default';
  * namespace `"default"` is named as what it most likely is: the seed release's default for
  * an omitted `spec.namespace`, carried over by the upgrade.
  */
-export function crossNamespaceRefusal(task: TargetClaim & { spec: { target: { name: string } } }): string {
+export function crossNamespaceRefusal(
+  task: TargetClaim & { spec: { target: { kind: string; name: string } } },
+): string {
   const own = task.metadata.namespace ?? '';
   const ns = targetNamespace(task);
-  const name = task.spec.target.name;
-  const refused = `Deployment ${ns}/${name} is in another namespace; the operator runs without --allow-cross-namespace`;
+  const { kind, name } = task.spec.target;
+  const refused = `${kind} ${ns}/${name} is in another namespace; the operator runs without --allow-cross-namespace`;
   if (ns !== SEED_NAMESPACE_DEFAULT) return refused;
   return (
     `${refused}. Its namespace "default" is probably the seed release's default (0.1.0 filled in ` +
     `an omitted v1 spec.namespace), not a choice: remove spec.target.namespace (v1: spec.namespace) ` +
-    `to target Deployment ${own}/${name}, or set it to the namespace you mean`
+    `to target ${kind} ${own}/${name}, or set it to the namespace you mean`
   );
 }
 

@@ -26,6 +26,20 @@ test('renderQuery fills the target and rejects unknown placeholders', () => {
   );
 });
 
+test('{{pods}} matches the pod names of the target kind: NAME-hash-random or NAME-ordinal', () => {
+  const pods = (kind?: v2.TargetKind) =>
+    new RegExp(`^${renderQuery('{{pods}}', { namespace: 'a', name: 'db', ...(kind ? { kind } : {}) })}$`);
+  for (const [kind, yes, no] of [
+    [undefined, 'db-7d9f8c6b5-x2k4q', 'db-0'],
+    ['Deployment', 'db-7d9f8c6b5-x2k4q', 'db-0'],
+    ['StatefulSet', 'db-12', 'db-7d9f8c6b5-x2k4q'],
+  ] as const) {
+    assert.match(yes, pods(kind), `${kind ?? 'default'} matches ${yes}`);
+    assert.doesNotMatch(no, pods(kind), `${kind ?? 'default'} does not match ${no}`);
+  }
+  assert.doesNotMatch('dbx-0', pods('StatefulSet'), 'another target whose name starts alike');
+});
+
 test('metricQuery: the default template for the target; a bad template is QueryFailed', async () => {
   assert.deepEqual(
     await metricQuery(task(), 'shop', {

@@ -12,24 +12,41 @@ import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './query-cost.ts';
 export interface QueryTarget {
   readonly namespace: string;
   readonly name: string;
+  /** The target's kind, which says how its pods are named ({{pods}}); default Deployment. */
+  readonly kind?: v2.TargetKind;
 }
 
-/** The operator's default query: CPU use of the Deployment's pods in cores. */
-export const DEFAULT_QUERY_TEMPLATE =
-  'sum(rate(container_cpu_usage_seconds_total{namespace="{{namespace}}",pod=~"{{name}}-[a-z0-9]+-[a-z0-9]+"}[5m]))';
+/**
+ * The regular expression after a target's name that its pods' names match, by kind: a
+ * Deployment's pods are `NAME-<ReplicaSet hash>-<random>`, a StatefulSet's `NAME-<ordinal>`.
+ */
+export const POD_NAME_SUFFIX: Readonly<Record<v2.TargetKind, string>> = {
+  Deployment: '-[a-z0-9]+-[a-z0-9]+',
+  StatefulSet: '-[0-9]+',
+};
 
-/** Renders `{{namespace}}` and `{{name}}` in a query template; throws on an unknown placeholder. */
+/** The operator's default query: CPU use of the target's pods in cores. */
+export const DEFAULT_QUERY_TEMPLATE =
+  'sum(rate(container_cpu_usage_seconds_total{namespace="{{namespace}}",pod=~"{{pods}}"}[5m]))';
+
+/**
+ * Renders a query template: `{{namespace}}` and `{{name}}` are the target's, `{{pods}}` the
+ * regular expression its pods' names match (POD_NAME_SUFFIX). Throws on an unknown placeholder.
+ */
 export function renderQuery(template: string, target: QueryTarget): string {
   return template.replace(/\{\{\s*([a-zA-Z]+)\s*\}\}/g, (_, key: string) => {
     if (key === 'namespace') return target.namespace;
     if (key === 'name') return target.name;
-    throw new Error(`unknown placeholder {{${key}}} in the query template (known: {{namespace}}, {{name}})`);
+    if (key === 'pods') return `${target.name}${POD_NAME_SUFFIX[target.kind ?? 'Deployment']}`;
+    throw new Error(
+      `unknown placeholder {{${key}}} in the query template (known: {{namespace}}, {{name}}, {{pods}})`,
+    );
   });
 }
 
 /** How the operator chooses and checks a task's query (its flags). */
 export interface QueryRules {
-  /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}` are the target's. */
+  /** Query used when `trigger.query` is empty; `{{namespace}}`/`{{name}}`/`{{pods}}` are the target's (renderQuery). */
   readonly defaultQuery: string;
   /** Confine `trigger.query` to the target's namespace (`--confine-queries`, default true). */
   readonly confineQueries: boolean;
@@ -69,7 +86,11 @@ export async function metricQuery(
     try {
       return {
         ok: true,
-        query: renderQuery(rules.defaultQuery, { namespace: targetNs, name: task.spec.target.name }),
+        query: renderQuery(rules.defaultQuery, {
+          namespace: targetNs,
+          name: task.spec.target.name,
+          kind: task.spec.target.kind,
+        }),
       };
     } catch (err) {
       return { ok: false, reason: 'QueryFailed', message: (err as Error).message };

@@ -4,7 +4,7 @@
 // test approval.ts uses to tell whether an approved decision is still the one decided).
 // Pure.
 
-import { targetKey, targetNamespace } from '../../api/schema/target.ts';
+import { targetNamespace, targetRef } from '../../api/schema/target.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import {
   ConditionType,
@@ -104,9 +104,9 @@ export function keepBreach(f: Frame): Partial<v2.Status> {
   return f.prev.breachSince !== undefined ? { breachSince: f.prev.breachSince } : {};
 }
 
-/** TargetFound=True, naming the Deployment. */
+/** TargetFound=True, naming the target. */
 export function targetFound(f: Frame): ConditionInput {
-  return cond(ConditionType.TargetFound, 'True', Reason.TargetFound, `${targetLabel(f.task)} found`);
+  return cond(ConditionType.TargetFound, 'True', Reason.TargetFound, `${targetRef(f.task)} found`);
 }
 
 /** MetricsAvailable=True: the query returned a sample. */
@@ -122,11 +122,6 @@ export function notStalled(): ConditionInput {
 /** Ready=False: the threshold is breached. */
 export function breached(f: Frame): ConditionInput {
   return cond(ConditionType.Ready, 'False', Reason.Breached, `threshold ${f.threshold} breached`);
-}
-
-/** "Deployment namespace/name" of `task`'s target. */
-function targetLabel(task: Task): string {
-  return `Deployment ${targetKey(task)}`;
 }
 
 /** The trigger for humans: "> 0.8". */
@@ -161,7 +156,7 @@ export function decisionRecord(
   };
 }
 
-/** The Deployment `task` names now, with its UID when observed. */
+/** The target `task` names now, with its UID when observed. */
 export function decisionTarget(task: Task, uid?: string): NonNullable<v2.DecisionRecord['target']> {
   return {
     namespace: targetNamespace(task),
@@ -172,7 +167,7 @@ export function decisionTarget(task: Task, uid?: string): NonNullable<v2.Decisio
 
 /**
  * The same decision for approval purposes: made from the same generation, against the same
- * Deployment (same UID when both know it), with the same action and effect (replicas, pod,
+ * target (same UID when both know it), with the same action and effect (replicas, pod,
  * node). A decision recorded without generation or target (before they were recorded) is
  * never the same, so its id stops being approvable.
  */

@@ -1,10 +1,10 @@
 // The remediations, as thin adapters over the API: RestartPod evicts one pod through the
-// Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the scale
-// subresource bound to its resourceVersion, CordonNode cordons the worst pod's node within
-// the cordon caps (cordons.ts, which also uncordons and releases the stale marks the sweep
-// finds). Pods are the target's only through ownerReferences (Pod → ReplicaSet → the
-// Deployment's UID, both controller references), never by labels alone: a tenant's bare Pod
-// with the Deployment's labels on any node is never picked. A plan is first resolved (which
+// Eviction API (so PodDisruptionBudgets are honoured), ScaleUp/ScaleDown write the target's
+// scale subresource bound to its resourceVersion, CordonNode cordons the chosen pod's node
+// within the cordon caps (cordons.ts, which also uncordons and releases the stale marks the
+// sweep finds). Pods are the target's only through controller references by UID (Pod →
+// ReplicaSet → Deployment; Pod → StatefulSet), never by labels alone: a tenant's bare Pod
+// with the target's labels on any node is never picked. A plan is first resolved (which
 // pod, which node) so the decision written before acting names its effect, which a restarted
 // operator verifies (currentEffect). A target's ReplicaSets and pods are read a page at a
 // time (page sizes from a byte budget), each page reduced to what ownership and the choice
@@ -22,17 +22,18 @@ import type { ActionPlan, BlockReason } from '../decision/decide.ts';
 import {
   Resources,
   selectorString,
-  type Deployment,
   type Node,
   type Pod,
   type Scale,
+  type Workload,
 } from '../runtime/kinds.ts';
+import { rulesOf } from '../runtime/target-kinds.ts';
 import { MAX_PODS_CONSIDERED, POD_PAGE_BYTES, trimPod, trimReplicaSet } from '../runtime/trim.ts';
 import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
 import { Cordons, type ActingTask, type UncordonResult } from './cordons.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
-import { ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
+import { ownedSetUIDs, pickPod, podsControlledBy, type ReplicaSet } from './pod-choice.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
 const replicaSets: ResourceType = { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true };
@@ -75,7 +76,6 @@ export function effectOf(p: Prepared): v2.DecisionEffect {
 export class Actions {
   readonly #transport: KubeTransport;
   readonly #pods: ResourceClient<Pod>;
-  readonly #deployments: ResourceClient<Deployment>;
   readonly #replicaSets: ResourceClient<ReplicaSet>;
   readonly #cordons: Cordons;
 
@@ -93,7 +93,6 @@ export class Actions {
   ) {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
-    this.#deployments = new ResourceClient(transport, Resources.deployments);
     this.#replicaSets = new ResourceClient(transport, replicaSets);
     const nodes = new ResourceClient<Node>(transport, Resources.nodes);
     const snapshots = new NodeSnapshots({
@@ -105,18 +104,20 @@ export class Actions {
   }
 
   /**
-   * Resolves `plan` on the Deployment: picks one of the pods it owns (and its node), checks
-   * the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on the node).
+   * Resolves `plan` on the target: picks one of the pods it owns (and its node) in its kind's
+   * order, checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
+   * the node).
    */
-  async prepare(plan: ActionPlan, deployment: Deployment, owner: ActingTask): Promise<Prepared | Unprepared> {
+  async prepare(plan: ActionPlan, target: Workload, owner: ActingTask): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
-    const namespace = deployment.metadata.namespace ?? '';
-    const pod = pickPod(await this.#podsOf(namespace, deployment));
+    const namespace = target.metadata.namespace ?? '';
+    const rules = rulesOf(target);
+    const pod = pickPod(await this.#podsOf(namespace, target), rules.podOrder);
     if (!pod)
       return {
         blockedBy: 'NoPodToRestart',
-        message: `no pod of Deployment ${namespace}/${deployment.metadata.name ?? ''} to act on`,
+        message: `no pod of ${rules.kind} ${namespace}/${target.metadata.name ?? ''} to act on`,
       };
     const name = pod.metadata.name ?? '';
     const uid = pod.metadata.uid !== undefined ? { podUID: pod.metadata.uid } : {};
@@ -133,14 +134,14 @@ export class Actions {
    * Runs a prepared plan; guardrail refusals come back as `executed: false`. A scale whose
    * starting point moved underneath throws ConflictError (the reconcile retries).
    */
-  async run(p: Prepared, deployment: Deployment): Promise<ActionOutcome> {
-    const namespace = deployment.metadata.namespace ?? '';
+  async run(p: Prepared, target: Workload): Promise<ActionOutcome> {
+    const namespace = target.metadata.namespace ?? '';
     switch (p.action) {
       case 'Noop':
         return { executed: true, message: 'recorded only (Noop)' };
       case 'ScaleUp':
       case 'ScaleDown':
-        return this.#scale(namespace, deployment.metadata.name ?? '', p.from, p.replicas);
+        return this.#scale(target, p.from, p.replicas);
       case 'RestartPod':
         return this.#evict(namespace, p.pod, p.podUID);
       case 'CordonNode':
@@ -151,20 +152,19 @@ export class Actions {
   /**
    * What is in place now of a decision's effect (for settling an interrupted decision) of
    * the AITask with UID `owner`: a cordoned node counts only while that mark holds its
-   * cordon (a missing node is not cordoned by it either). `deployment` is undefined when the
-   * target is gone or the AITask may not read it (the caller checks the boundary): then no
-   * pod is read.
+   * cordon (a missing node is not cordoned by it either). `target` is undefined when it is
+   * gone or the AITask may not read it (the caller checks the boundary): then no pod is read.
    */
   async currentEffect(
     decision: v2.DecisionRecord,
-    deployment: Deployment | undefined,
+    target: Workload | undefined,
     owner: string,
   ): Promise<EffectObservation> {
     const e = decision.effect ?? {};
     const obs: { replicas?: number; podPresent?: boolean; nodeCordonedByTask?: boolean } = {};
-    if (deployment?.spec?.replicas !== undefined) obs.replicas = deployment.spec.replicas;
-    if (e.pod !== undefined && deployment !== undefined && decision.action === 'RestartPod') {
-      const pods = await this.#podsOf(deployment.metadata.namespace ?? '', deployment);
+    if (target?.spec?.replicas !== undefined) obs.replicas = target.spec.replicas;
+    if (e.pod !== undefined && target !== undefined && decision.action === 'RestartPod') {
+      const pods = await this.#podsOf(target.metadata.namespace ?? '', target);
       obs.podPresent = pods.some(
         (p) =>
           p.metadata.name === e.pod &&
@@ -201,38 +201,46 @@ export class Actions {
   }
 
   /**
-   * The pods `deployment` owns (pod-choice.ts: ReplicaSets it controls, pods they control),
-   * trimmed (trimPod), at most MAX_PODS_CONSIDERED of them: its selector narrows both lists,
-   * read a page of pageSizeFor(POD_PAGE_BYTES) at a time, the ownerReferences decide. Owned
-   * ReplicaSets are found first (at most MAX_PODS_CONSIDERED), and pods are not read when
-   * there are none.
+   * The pods `target` owns (pod-choice.ts: a Deployment's through the ReplicaSets it
+   * controls, a StatefulSet's directly), trimmed (trimPod), at most MAX_PODS_CONSIDERED of
+   * them: its selector narrows every list, read a page of pageSizeFor(POD_PAGE_BYTES) at a
+   * time, the ownerReferences decide. A Deployment's owned ReplicaSets are found first (at
+   * most MAX_PODS_CONSIDERED), and pods are not read when there are none.
    */
-  async #podsOf(namespace: string, deployment: Deployment): Promise<Pod[]> {
-    const uid = deployment.metadata.uid;
-    const labelSelector = selectorString(deployment.spec?.selector);
+  async #podsOf(namespace: string, target: Workload): Promise<Pod[]> {
+    const uid = target.metadata.uid;
+    if (uid === undefined || uid === '') return [];
+    const labelSelector = selectorString(target.spec?.selector);
     const limit = pageSizeFor(POD_PAGE_BYTES);
-    const sets = new Set<string>();
-    await this.#replicaSets.forEachPage(namespace, { labelSelector, limit }, (items) => {
-      for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) sets.add(id);
-      return sets.size < MAX_PODS_CONSIDERED;
-    });
-    if (sets.size === 0) return [];
+    const rules = rulesOf(target);
+    const controllers = new Set<string>();
+    if (rules.via === 'ReplicaSet')
+      await this.#replicaSets.forEachPage(namespace, { labelSelector, limit }, (items) => {
+        for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
+        return controllers.size < MAX_PODS_CONSIDERED;
+      });
+    else controllers.add(uid);
+    if (controllers.size === 0) return [];
+    const controllerKind = rules.via ?? rules.kind;
     const pods: Pod[] = [];
     await this.#pods.forEachPage(namespace, { labelSelector, limit }, (items) => {
-      for (const p of podsOfSets(sets, items.map(trimPod)))
+      for (const p of podsControlledBy(controllerKind, controllers, items.map(trimPod)))
         if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
       return pods.length < MAX_PODS_CONSIDERED;
     });
     return pods;
   }
 
-  async #scale(namespace: string, name: string, from: number, replicas: number): Promise<ActionOutcome> {
-    const path = resourcePath(Resources.deployments, namespace, name, 'scale');
-    // The scale subresource shares the Deployment's resourceVersion, which the controller-
-    // manager bumps with every status update: a 409 is retried (up to 5 reads) as long as
-    // the replicas are still what the decision saw; a change of replicas is a real conflict.
+  async #scale(target: Workload, from: number, replicas: number): Promise<ActionOutcome> {
+    const { kind, resource } = rulesOf(target);
+    const namespace = target.metadata.namespace ?? '';
+    const name = target.metadata.name ?? '';
+    const path = resourcePath(resource, namespace, name, 'scale');
+    // The scale subresource shares the target's resourceVersion, which its controller bumps
+    // with every status update: a 409 is retried (up to 5 reads) as long as the replicas are
+    // still what the decision saw; a change of replicas is a real conflict.
     for (let attempt = 1; ; attempt++) {
-      const scale = await this.#deployments.transport.request<Scale>({ path });
+      const scale = await this.#transport.request<Scale>({ path });
       const current = scale.spec.replicas ?? 0;
       if (current !== from)
         throw new ConflictError(
@@ -253,7 +261,7 @@ export class Actions {
     }
     return {
       executed: true,
-      message: `scaled Deployment ${namespace}/${name} from ${from} to ${replicas} replicas`,
+      message: `scaled ${kind} ${namespace}/${name} from ${from} to ${replicas} replicas`,
     };
   }
 

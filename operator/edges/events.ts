@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_PAGE_BYTES, pageSizeFor, ResourceClient } from '../../lib/kube/resources.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
-import { microTime, Resources, type KubeEvent } from '../runtime/kinds.ts';
+import { microTime, Resources, type KubeEvent, type Workload } from '../runtime/kinds.ts';
+import { rulesOf } from '../runtime/target-kinds.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { EventSpec } from '../decision/vocabulary.ts';
 
@@ -60,13 +61,16 @@ export class EventRecorder {
   }
 
   /**
-   * Reasons of Events of the last hour in `namespace` about Deployment `name`, its
-   * ReplicaSets and pods (by name prefix); at most MAX_EVENTS_READ Events are read, a page
-   * at a time. Best effort: [] on error.
+   * Reasons of Events of the last hour about `target`, its pods and, for a Deployment, its
+   * ReplicaSets (by name prefix); at most MAX_EVENTS_READ Events are read, a page at a time.
+   * Best effort: [] on error.
    */
-  async recentReasons(namespace: string, name: string, now: number): Promise<string[]> {
+  async recentReasons(target: Workload, now: number): Promise<string[]> {
+    const namespace = target.metadata.namespace ?? '';
+    const name = target.metadata.name ?? '';
     try {
-      const kinds = new Set(['Deployment', 'ReplicaSet', 'Pod']);
+      const rules = rulesOf(target);
+      const kinds = new Set<string>([rules.kind, 'Pod', ...(rules.via !== undefined ? [rules.via] : [])]);
       const reasons: string[] = [];
       let read = 0;
       await this.#events.forEachPage(namespace, { limit: pageSizeFor(DEFAULT_PAGE_BYTES) }, (items) => {

@@ -1,4 +1,4 @@
-// Choosing the pod to act on (pickPod) and ownership (ownedSetUIDs, podsOfSets): table tests; and that the
+// Choosing the pod to act on (pickPod) and ownership (ownedSetUIDs, podsControlledBy): table tests; and that the
 // trimmed pods and ReplicaSets the adapter keeps (trim.ts trimPod, trimReplicaSet) lead to the
 // same choice and the same owned pods as the objects read whole (a property test), so
 // trimming before keeping changes nothing the operator decides.
@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { ownedSetUIDs, pickPod, podsOfSets, type ReplicaSet } from './pod-choice.ts';
+import { ordinal, ownedSetUIDs, pickPod, podsControlledBy, type ReplicaSet } from './pod-choice.ts';
 import type { Pod } from '../runtime/kinds.ts';
 import { trimPod, trimReplicaSet } from '../runtime/trim.ts';
 
@@ -16,7 +16,7 @@ function ownedPods(
   sets: readonly ReplicaSet[],
   pods: readonly Pod[],
 ): Pod[] {
-  return podsOfSets(new Set(ownedSetUIDs(deploymentUID, sets)), pods);
+  return podsControlledBy('ReplicaSet', new Set(ownedSetUIDs(deploymentUID, sets)), pods);
 }
 
 const pod = (
@@ -40,6 +40,38 @@ test('pickPod: not-ready first, then most restarts, then oldest, never a termina
   assert.equal(pickPod([pod('a', true, 0, '2026-01-02T00:00:00Z'), pod('b', true, 0)])?.metadata.name, 'b');
   assert.equal(pickPod([pod('a', false, 0, undefined, true)]), undefined);
   assert.equal(pickPod([]), undefined);
+});
+
+test('pickPod for a StatefulSet: the highest ordinal first, whatever its health, never a terminating pod', () => {
+  const order = 'highestOrdinal';
+  assert.equal(
+    pickPod([pod('db-0', false, 9), pod('db-2', true, 0), pod('db-1', true, 0)], order)?.metadata.name,
+    'db-2',
+  );
+  assert.equal(pickPod([pod('db-10', true, 0), pod('db-9', true, 0)], order)?.metadata.name, 'db-10');
+  assert.equal(
+    pickPod([pod('db-1', true, 0), pod('db-2', true, 0, undefined, true)], order)?.metadata.name,
+    'db-1',
+  );
+  assert.equal(pickPod([pod('db-0', true, 0, undefined, true)], order), undefined);
+  assert.deepEqual([ordinal(pod('db-12', true, 0)), ordinal(pod('db', true, 0))], [12, -1]);
+});
+
+test('podsControlledBy: a StatefulSet owns the pods whose controller reference is it, by UID', () => {
+  const owned = (name: string, kind: string, uid: string, controller = true): Pod => ({
+    metadata: { name, ownerReferences: [{ apiVersion: 'apps/v1', kind, name: 'db', uid, controller }] },
+  });
+  const pods = [
+    owned('db-0', 'StatefulSet', 's1'),
+    owned('db-1', 'StatefulSet', 's2'),
+    owned('db-2', 'StatefulSet', 's1', false),
+    owned('db-3', 'ReplicaSet', 's1'),
+    { metadata: { name: 'db-4' } },
+  ];
+  assert.deepEqual(
+    podsControlledBy('StatefulSet', new Set(['s1']), pods).map((p) => p.metadata.name),
+    ['db-0'],
+  );
 });
 
 test('ownedPods: only pods whose controller is a ReplicaSet whose controller is the Deployment (by UID)', () => {
@@ -139,7 +171,7 @@ test('trimmed pods and ReplicaSets give the same owned pods and the same choice 
       (deployment, sets, pods) => {
         const whole = ownedPods(deployment, sets, pods);
         const setUIDs = new Set(ownedSetUIDs(deployment, sets.map(trimReplicaSet)));
-        const trimmed = podsOfSets(setUIDs, pods.map(trimPod));
+        const trimmed = podsControlledBy('ReplicaSet', setUIDs, pods.map(trimPod));
         assert.deepEqual(
           trimmed.map((p) => p.metadata.name),
           whole.map((p) => p.metadata.name),

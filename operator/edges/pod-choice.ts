@@ -1,9 +1,12 @@
 // Which pod a RestartPod or CordonNode acts on, as pure functions over what the adapter read:
-// only pods the target Deployment owns through its ReplicaSets (controller references, by UID,
-// never labels), and among them the worst one. Kept apart from actions.ts, which does the I/O.
+// only pods whose controller chain leads to the target (a Deployment's through its
+// ReplicaSets, a StatefulSet's directly: controller references, by UID, never labels), and
+// among them the one the target kind takes first (target-kinds.ts PodOrder). Kept apart from
+// actions.ts, which does the I/O.
 
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import type { Pod } from '../runtime/kinds.ts';
+import type { PodOrder } from '../runtime/target-kinds.ts';
 
 function ready(pod: Pod): boolean {
   return (
@@ -16,20 +19,32 @@ function restarts(pod: Pod): number {
   return (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
 }
 
+/** The ordinal of a StatefulSet's pod (`NAME-N`), -1 when its name ends in none. */
+export function ordinal(pod: Pod): number {
+  const m = /-(\d+)$/.exec(pod.metadata.name ?? '');
+  return m?.[1] !== undefined ? Number(m[1]) : -1;
+}
+
+/** Worst first: a not-ready pod before a ready one, then the most restarts, then the oldest. */
+function worstFirst(a: Pod, b: Pod): number {
+  return (
+    Number(ready(a)) - Number(ready(b)) ||
+    restarts(b) - restarts(a) ||
+    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')
+  );
+}
+
 /**
- * The pod to act on: not being deleted; a not-ready pod before a ready one, then the most
- * restarts, then the oldest, then by name (deterministic). Undefined when none qualifies.
+ * The pod to act on, among those not being deleted: by `order` ('worst': a not-ready pod
+ * before a ready one, then the most restarts, then the oldest; 'highestOrdinal': the
+ * highest `NAME-N`, as a StatefulSet scales down), then by name (deterministic). Undefined
+ * when none qualifies.
  */
-export function pickPod(pods: readonly Pod[]): Pod | undefined {
+export function pickPod(pods: readonly Pod[], order: PodOrder = 'worst'): Pod | undefined {
+  const first = order === 'worst' ? worstFirst : (a: Pod, b: Pod) => ordinal(b) - ordinal(a);
   return pods
     .filter((p) => p.metadata.deletionTimestamp === undefined)
-    .sort(
-      (a, b) =>
-        Number(ready(a)) - Number(ready(b)) ||
-        restarts(b) - restarts(a) ||
-        (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-        (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
-    )[0];
+    .sort((a, b) => first(a, b) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
 }
 
 /** The apps/v1 ReplicaSet fields ownership reads. */
@@ -54,10 +69,14 @@ export function ownedSetUIDs(deploymentUID: string | undefined, sets: readonly R
     .flatMap((rs) => (rs.metadata.uid !== undefined && rs.metadata.uid !== '' ? [rs.metadata.uid] : []));
 }
 
-/** The pods among `pods` whose controller is a ReplicaSet with a UID in `setUIDs`. */
-export function podsOfSets(setUIDs: ReadonlySet<string>, pods: readonly Pod[]): Pod[] {
+/** The pods among `pods` whose controller is a `kind` with a UID in `controllerUIDs`. */
+export function podsControlledBy(
+  kind: string,
+  controllerUIDs: ReadonlySet<string>,
+  pods: readonly Pod[],
+): Pod[] {
   return pods.filter((p) => {
-    const rs = controllerUID(p.metadata, 'ReplicaSet');
-    return rs !== undefined && setUIDs.has(rs);
+    const uid = controllerUID(p.metadata, kind);
+    return uid !== undefined && controllerUIDs.has(uid);
   });
 }

@@ -8,7 +8,7 @@ import type * as v2 from '../../api/schema/v2.ts';
 import { ConditionType, Reason } from '../../api/status/conditions.ts';
 import type { AdviceResult } from './advisor.ts';
 import { currentAttempts, type ActionPlan, type Defaults } from '../decision/decide.ts';
-import type { Deployment } from '../runtime/kinds.ts';
+import type { Workload } from '../runtime/kinds.ts';
 import { allowedActions, countReasons, type AdviceContext } from './protocol.ts';
 import type { EvaluationExtra } from '../decision/evaluate.ts';
 
@@ -17,7 +17,7 @@ export function adviceContext(
   task: Pick<v2.AITask, 'metadata' | 'spec' | 'status'>,
   value: number,
   since: string,
-  deployment: Deployment,
+  target: Workload,
   eventReasons: readonly string[],
   now: number,
   defaults: Defaults,
@@ -30,10 +30,11 @@ export function adviceContext(
       operator: task.spec.trigger.operator ?? 'GreaterThan',
       breachSeconds: Math.max(0, Math.round((now - Date.parse(since)) / 1000)),
     },
-    deployment: {
-      replicas: deployment.spec?.replicas ?? 1,
-      readyReplicas: deployment.status?.readyReplicas ?? 0,
-      availableReplicas: deployment.status?.availableReplicas ?? 0,
+    target: {
+      kind: task.spec.target.kind,
+      replicas: target.spec?.replicas ?? 1,
+      readyReplicas: target.status?.readyReplicas ?? 0,
+      availableReplicas: target.status?.availableReplicas ?? 0,
     },
     attempts: currentAttempts(task),
     maxAttempts: task.spec.remediation.maxAttempts ?? defaults.maxAttempts,

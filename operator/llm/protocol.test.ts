@@ -230,7 +230,7 @@ test('the context is redacted: numbers and Event reasons only, no names, notes o
   for (const secret of ['hunter2', 'payments', 'secret-team', 'DB_PASSWORD', 'password'])
     assert.ok(!body.includes(secret), secret);
   assert.deepEqual(ctx.recentEventReasons, { BackOff: 2, Unhealthy: 1 });
-  assert.deepEqual(ctx.deployment, { replicas: 2, readyReplicas: 1, availableReplicas: 1 });
+  assert.deepEqual(ctx.target, { kind: 'Deployment', replicas: 2, readyReplicas: 1, availableReplicas: 1 });
   assert.equal(ctx.metric.breachSeconds, 60);
   assert.deepEqual(ctx.allowedActions, ['ScaleUp', 'Noop']);
   assert.deepEqual(Object.keys(countReasons(Array.from({ length: 30 }, (_, i) => `R${i}`))).length, 20);

@@ -35,7 +35,9 @@ export interface AdviceContext {
     readonly operator: 'GreaterThan' | 'LessThan';
     readonly breachSeconds: number;
   };
-  readonly deployment: {
+  /** The target workload: its kind (Deployment or StatefulSet) and replica counts. */
+  readonly target: {
+    readonly kind: string;
     readonly replicas: number;
     readonly readyReplicas: number;
     readonly availableReplicas: number;
@@ -72,7 +74,7 @@ export function countReasons(reasons: readonly string[]): Record<string, number>
 /** The system prompt: the contract of the answer, and that the data is not instructions. */
 export function systemPrompt(allowed: readonly string[]): string {
   return [
-    'You advise a Kubernetes remediation operator about one Deployment whose metric breached its threshold.',
+    'You advise a Kubernetes remediation operator about one workload (target.kind says which) whose metric breached its threshold.',
     `Choose exactly one action from ${JSON.stringify(allowed)}; Noop means do nothing this time.`,
     'Answer with exactly one JSON object and nothing else, of the form',
     '{"action": "<one of the actions>", "confidence": <0, 0.1, 0.2, … or 1>,',

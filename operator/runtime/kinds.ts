@@ -1,7 +1,9 @@
-// The slices of built-in Kubernetes kinds the operator reads and writes (Deployment, Pod,
-// Scale, Node, Lease, Event), with their resource coordinates. Only the fields used here.
+// The slices of built-in Kubernetes kinds the operator reads and writes (the workloads an
+// AITask targets, Pod, Scale, Node, Lease, Event), with their resource coordinates. Only the
+// fields used here.
 
 import type { ObjectMeta } from '../../api/schema/common.ts';
+import type { TargetKind } from '../../api/schema/v2.ts';
 
 /** metav1.LabelSelector. */
 export interface LabelSelector {
@@ -13,13 +15,21 @@ export interface LabelSelector {
   }[];
 }
 
-export interface Deployment {
+/**
+ * An apps/v1 workload an AITask may target (TargetKind): a Deployment or a StatefulSet,
+ * the fields both have that the operator reads. `kind` is set by the target cache's transform
+ * (trim.ts trimWorkload), so a cached object says which kind it is.
+ */
+export interface Workload {
   apiVersion?: 'apps/v1';
-  kind?: 'Deployment';
+  kind?: TargetKind;
   metadata: ObjectMeta;
   spec?: { replicas?: number; selector?: LabelSelector; template?: Record<string, unknown> };
   status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
 }
+
+/** apps/v1 Deployment, as the operator reads it. */
+export type Deployment = Workload;
 
 export interface Pod {
   metadata: ObjectMeta;
@@ -84,8 +94,7 @@ export function selectorString(sel: LabelSelector | undefined): string {
     else if (e.operator === 'Exists') parts.push(e.key);
     else parts.push(`!${e.key}`);
   }
-  if (parts.length === 0)
-    throw new Error('the Deployment has an empty selector; refusing to select every pod');
+  if (parts.length === 0) throw new Error('the target has an empty selector; refusing to select every pod');
   return parts.join(',');
 }
 

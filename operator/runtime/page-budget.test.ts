@@ -19,13 +19,12 @@ import {
 import { DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESPONSE_BYTES } from '../../lib/kube/bounded-read.ts';
 import {
   APISERVER_MAX_OBJECT_BYTES,
-  DEPLOYMENT_PAGE_BYTES,
-  DEPLOYMENT_PAGE_SIZE,
   pageSizeFor,
   POD_PAGE_BYTES,
   TASK_PAGE_BYTES,
   TASK_PAGE_SIZE,
 } from './trim.ts';
+import { TARGET_KINDS } from './target-kinds.ts';
 
 /** The largest page of `objectBytes` objects that fits `pageBytes` is `size`. */
 function fits(size: number, pageBytes: number, objectBytes = APISERVER_MAX_OBJECT_BYTES): void {
@@ -43,15 +42,16 @@ test('pageSizeFor gives the largest page of objects that fits the budget, 1 to 5
 });
 
 test('each list of the operator is paged so a page of the largest objects fits its budget', () => {
-  const lists: [string, number, number][] = [
-    ['aitasks', TASK_PAGE_SIZE, TASK_PAGE_BYTES],
-    ['deployments', DEPLOYMENT_PAGE_SIZE, DEPLOYMENT_PAGE_BYTES],
-    ['pods and replicasets', pageSizeFor(POD_PAGE_BYTES), POD_PAGE_BYTES],
-    ['nodes, events, controllerrevisions', pageSizeFor(DEFAULT_PAGE_BYTES), DEFAULT_PAGE_BYTES],
+  const lists: [string, number, number, number][] = [
+    ['aitasks', TASK_PAGE_SIZE, TASK_PAGE_BYTES, 10],
+    ['deployments', pageSizeFor(TARGET_KINDS.Deployment.pageBytes), TARGET_KINDS.Deployment.pageBytes, 10],
+    ['statefulsets', pageSizeFor(TARGET_KINDS.StatefulSet.pageBytes), TARGET_KINDS.StatefulSet.pageBytes, 5],
+    ['pods and replicasets', pageSizeFor(POD_PAGE_BYTES), POD_PAGE_BYTES, 10],
+    ['nodes, events, controllerrevisions', pageSizeFor(DEFAULT_PAGE_BYTES), DEFAULT_PAGE_BYTES, 10],
   ];
-  for (const [what, size, bytes] of lists) {
+  for (const [what, size, bytes, objects] of lists) {
     fits(size, bytes);
-    assert.equal(size, 10, what);
+    assert.equal(size, objects, what);
     assert.ok(pageResponseBytes(size) <= bytes + LIST_FRAMING_BYTES, `${what}: answer bound`);
     assert.ok(pageResponseBytes(size) <= DEFAULT_MAX_RESPONSE_BYTES, `${what}: under the transport's bound`);
   }

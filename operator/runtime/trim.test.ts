@@ -1,4 +1,4 @@
-// The cache transform: what trimMetadata, trimCustomObject, trimDeployment, trimPod and
+// The cache transform: what trimMetadata, trimCustomObject, trimWorkload, trimPod and
 // trimReplicaSet keep and drop (table tests), which Deployment selectors are refused
 // (selectorRefusal: a table at the bounds and a property that every real-sized one passes),
 // and jsonBytes. That the reconciler decides the same on trimmed AITasks, and
@@ -16,7 +16,7 @@ import {
   MAX_SELECTOR_TERMS,
   selectorRefusal,
   trimCustomObject,
-  trimDeployment,
+  trimWorkload,
   trimMetadata,
   trimPod,
   trimReplicaSet,
@@ -138,7 +138,7 @@ test('a Deployment keeps only replicas, selector, ready and available replicas',
     {
       name: 'bare',
       in: { metadata: { name: 'd' } },
-      want: { metadata: { name: 'd' }, spec: {}, status: {} },
+      want: { kind: 'Deployment', metadata: { name: 'd' }, spec: {}, status: {} },
     },
     {
       name: 'full',
@@ -154,13 +154,19 @@ test('a Deployment keeps only replicas, selector, ready and available replicas',
         status: { replicas: 3, readyReplicas: 0, availableReplicas: 2 },
       },
       want: {
+        kind: 'Deployment',
         metadata: trimMetadata({ ...fullMeta, name: 'd' }),
         spec: { replicas: 0, selector: { matchLabels: { app: 'web' } } },
         status: { readyReplicas: 0, availableReplicas: 2 },
       },
     },
   ];
-  for (const c of cases) assert.deepEqual(trimDeployment(c.in), c.want, c.name);
+  for (const c of cases) assert.deepEqual(trimWorkload('Deployment')(c.in), c.want, c.name);
+  assert.deepEqual(
+    trimWorkload('StatefulSet')({ metadata: { name: 's' }, spec: { replicas: 2 } }),
+    { kind: 'StatefulSet', metadata: { name: 's' }, spec: { replicas: 2 }, status: {} },
+    "the kind is the cache's",
+  );
 });
 
 test('jsonBytes counts UTF-8 bytes of the JSON text', () => {

@@ -2,17 +2,19 @@
 // controller-runtime's cache TransformFunc): only the fields the operator reads. Everything
 // else a writer can put on an object (annotations such as kubectl's
 // last-applied-configuration or a tenant's 250 KiB blob, labels, managedFields, a
-// Deployment's pod template) is dropped before the object enters a cache, so the cache's
+// target's pod template) is dropped before the object enters a cache, so the cache's
 // size follows what the operator needs, not what tenants write. An object still larger than
 // MAX_CACHED_OBJECT_BYTES after trimming is not cached at all (informer.ts refuses it), nor
-// is a Deployment whose selector is larger than any real one (selectorRefusal). Pods and
+// is a target whose selector is larger than any real one (selectorRefusal). Pods and
 // ReplicaSets read for one evaluation are trimmed the same way before they are kept
-// (trimPod, trimReplicaSet). The page and cache budgets of the caches live here too.
+// (trimPod, trimReplicaSet). The page and cache budgets of the caches live here too, but for
+// the target caches', which are per kind (target-kinds.ts).
 // Pure: objects in, new objects out; the input is not changed.
 
 import { APISERVER_MAX_OBJECT_BYTES, pageSizeFor } from '../../lib/kube/resources.ts';
 import type { ObjectMeta } from '../../api/schema/common.ts';
-import type { Deployment, LabelSelector, Pod } from './kinds.ts';
+import type { TargetKind } from '../../api/schema/v2.ts';
+import type { LabelSelector, Pod, Workload } from './kinds.ts';
 
 export { APISERVER_MAX_OBJECT_BYTES, pageSizeFor };
 
@@ -48,33 +50,7 @@ export const TASK_PAGE_BYTES = 16 * 1024 * 1024;
 export const TASK_PAGE_SIZE = pageSizeFor(TASK_PAGE_BYTES);
 
 /**
- * Most JSON one page of the Deployment cache's LIST may carry: 16 MiB, as TASK_PAGE_BYTES
- * and for the same reason: a tenant's paused Deployment keeps a pod template as large as
- * etcd stores, and the page is parsed whole before the transform drops the template.
- */
-export const DEPLOYMENT_PAGE_BYTES = 16 * 1024 * 1024;
-
-/** Deployments per page of the Deployment cache's LIST: 10, pageSizeFor(DEPLOYMENT_PAGE_BYTES). */
-export const DEPLOYMENT_PAGE_SIZE = pageSizeFor(DEPLOYMENT_PAGE_BYTES);
-
-/**
- * Bytes of trimmed Deployments (JSON) the Deployment cache holds in all: 32 MiB. A trimmed
- * Deployment is a few hundred bytes (identity, replicas, a selector of a few labels), so
- * this is ~60,000 real ones; with every Deployment at the selector bound (~5 KiB) still
- * over 6,000. Past it a new Deployment is refused (not cached, counted, said in the status
- * of AITasks that target it) until it is seen again with room (its next change or a relist).
- */
-export const DEPLOYMENT_CACHE_BYTES = 32 * 1024 * 1024;
-
-/**
- * Bytes of trimmed Deployments of one namespace the Deployment cache holds: 4 MiB, an
- * eighth of DEPLOYMENT_CACHE_BYTES, so one tenant filling its namespace leaves room for
- * seven more as large and never refuses another namespace's Deployments alone.
- */
-export const DEPLOYMENT_NAMESPACE_CACHE_BYTES = 4 * 1024 * 1024;
-
-/**
- * Most terms a Deployment's selector may have to be cached: 32 (each matchLabels entry, each
+ * Most terms a target's selector may have to be cached: 32 (each matchLabels entry, each
  * matchExpressions entry and each of its values count one). Real selectors have one to
  * five labels (`app`, or Helm's app.kubernetes.io/name, instance, component); a selector is
  * also the label selector of every pod list for its target, so its size is a query's.
@@ -82,7 +58,7 @@ export const DEPLOYMENT_NAMESPACE_CACHE_BYTES = 4 * 1024 * 1024;
 export const MAX_SELECTOR_TERMS = 32;
 
 /**
- * Most bytes a Deployment's selector may take as a label selector string (selectorString): 4
+ * Most bytes a target's selector may take as a label selector string (selectorString): 4
  * KiB, room for ten terms of the longest key (317 bytes: a 253-byte prefix, `/`, 63 bytes)
  * with a 63-byte value, and a URL far under any server's limit.
  */
@@ -153,7 +129,7 @@ export function trimCustomObject(keep: readonly string[]): <T extends CustomObje
 }
 
 /**
- * Why `selector` is refused (too many terms or bytes for any real Deployment), or undefined
+ * Why `selector` is refused (too many terms or bytes for any real workload), or undefined
  * when it is within MAX_SELECTOR_TERMS and MAX_SELECTOR_BYTES. Counts without rendering, so
  * a huge selector costs one pass over it.
  */
@@ -177,21 +153,24 @@ export function selectorRefusal(selector: LabelSelector | undefined): string | u
 }
 
 /**
- * A Deployment as the Deployment cache keeps it: trimmed metadata without annotations,
- * `spec.replicas` and `spec.selector` (decide, scale, the pod listing), and
- * `status.readyReplicas` / `availableReplicas` (the LLM advisor's context). The pod template
- * and everything else are dropped.
+ * The transform of the target cache of `kind` (a Deployment's or a StatefulSet's): the kind,
+ * trimmed metadata without annotations, `spec.replicas` and `spec.selector` (decide, scale,
+ * the pod listing), and `status.readyReplicas` / `availableReplicas` (the LLM advisor's
+ * context). The pod template and everything else are dropped.
  */
-export function trimDeployment(d: Deployment): Deployment {
-  const { replicas, selector } = d.spec ?? {};
-  const { readyReplicas, availableReplicas } = d.status ?? {};
-  return {
-    metadata: trimMetadata(d.metadata),
-    spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
-    status: {
-      ...(readyReplicas !== undefined ? { readyReplicas } : {}),
-      ...(availableReplicas !== undefined ? { availableReplicas } : {}),
-    },
+export function trimWorkload(kind: TargetKind): (w: Workload) => Workload {
+  return (w) => {
+    const { replicas, selector } = w.spec ?? {};
+    const { readyReplicas, availableReplicas } = w.status ?? {};
+    return {
+      kind,
+      metadata: trimMetadata(w.metadata),
+      spec: { ...(replicas !== undefined ? { replicas } : {}), ...(selector ? { selector } : {}) },
+      status: {
+        ...(readyReplicas !== undefined ? { readyReplicas } : {}),
+        ...(availableReplicas !== undefined ? { availableReplicas } : {}),
+      },
+    };
   };
 }
 

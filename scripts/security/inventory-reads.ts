@@ -90,27 +90,26 @@ export const READ_PATHS: readonly InputPath[] = [
     provedBy: ['operator/mark-sweep.test.ts', 'test/upgrade'],
   },
   {
-    id: 'deployments',
+    id: 'targets',
     class: 'watch/list',
-    what: 'Deployments of every namespace: the target cache (list + watch), and a target’s scale',
+    what: 'the target kinds of every namespace (Deployments, StatefulSets): one cache each (list + watch), and a target’s scale',
     sites: [
-      'operator/assembly-caches.ts: ResourceClient(Resources.deployments)',
-      'operator/assembly-caches.ts: Informer<Deployment>',
-      'operator/edges/actions.ts: ResourceClient(Resources.deployments)',
-      'operator/edges/actions.ts: this.#deployments.transport.request',
+      'operator/assembly-caches.ts: ResourceClient(rules.resource)',
+      'operator/assembly-caches.ts: Informer<Workload>',
       'operator/edges/actions.ts: this.#transport.request',
     ],
     budgets: {
       bytes:
-        'pages of 10 (16 MiB of etcd’s largest objects), each object trimmed to identity, replicas, selector and ready counts before it is kept; a selector over 32 terms or 4 KiB is refused and said in the task’s status (TargetRefused)',
+        'pages of 10 Deployments (16 MiB of etcd’s largest objects) or 5 StatefulSets (8 MiB), each object trimmed to kind, identity, replicas, selector and ready counts before it is kept; a selector over 32 terms or 4 KiB is refused and said in the task’s status (TargetRefused)',
       count:
-        'the cache holds at most 32 MiB of trimmed Deployments, 4 MiB per namespace; what does not fit is refused, counted (aiops_cache_objects_refused_total{reason="CacheFull"}) and said in the task’s status',
-      concurrency: 'one list or watch at a time; one scale read and write per action',
+        'the caches hold at most 32 MiB of trimmed Deployments (4 MiB per namespace) and 8 MiB of trimmed StatefulSets (1 MiB per namespace); what does not fit is refused, counted (aiops_cache_objects_refused_total{reason="CacheFull"}) and said in the task’s status',
+      concurrency: 'one list or watch at a time per kind; one scale read and write per action',
       rate: RELIST_RATE,
       time: PAGE_TIME,
-      reach: 'tenants (create and patch Deployments in their namespaces)',
+      reach: 'tenants (create and patch Deployments and StatefulSets in their namespaces)',
     },
     enforcedIn: [
+      'operator/runtime/target-kinds.ts',
       'operator/runtime/trim.ts',
       'operator/runtime/informer.ts',
       'operator/runtime/cache-budget.ts',
@@ -118,6 +117,7 @@ export const READ_PATHS: readonly InputPath[] = [
     ],
     provedBy: [
       'operator/runtime/trim.test.ts',
+      'operator/runtime/page-budget.test.ts',
       'operator/runtime/cache-budget.test.ts',
       'operator/runtime/informer-budget.test.ts',
       'test/attacks/other-kinds.test.ts',
@@ -127,7 +127,7 @@ export const READ_PATHS: readonly InputPath[] = [
   {
     id: 'target-pods',
     class: 'watch/list',
-    what: 'a target’s Pods and ReplicaSets, listed by its selector to find the pods it owns',
+    what: 'a target’s Pods (and a Deployment’s ReplicaSets), listed by its selector to find the pods it owns',
     sites: [
       'operator/edges/actions.ts: ResourceClient(Resources.pods)',
       'operator/edges/actions.ts: ResourceClient(replicaSets)',

@@ -12,7 +12,7 @@ import { startLLMServer, type LLMReply, type LLMServer, type LLMServerOptions } 
 export const ADVICE_CONTEXT: AdviceContext = {
   allowedActions: ['ScaleUp', 'Noop'],
   metric: { value: 5, threshold: 1, operator: 'GreaterThan', breachSeconds: 120 },
-  deployment: { replicas: 2, readyReplicas: 2, availableReplicas: 2 },
+  target: { kind: 'Deployment', replicas: 2, readyReplicas: 2, availableReplicas: 2 },
   attempts: 0,
   maxAttempts: 3,
   recentEventReasons: {},
