@@ -50,7 +50,7 @@ const targetSchema = {
       type: 'string',
       enum: TARGET_KINDS,
       description:
-        'Kind of the target, apps/v1: Deployment (what v1alpha1 and v1 target) or StatefulSet. Either is scaled through its /scale subresource; RestartPod evicts one ready pod whose controller chain leads to the target (a StatefulSet controls its pods directly, a Deployment through a ReplicaSet).',
+        'Kind of the target, apps/v1: Deployment (what v1alpha1 and v1 target) or StatefulSet. Either is scaled through its /scale subresource; RestartPod and CordonNode act on one pod whose controller chain leads to the target (a StatefulSet controls its pods directly: the highest ordinal first; a Deployment through a ReplicaSet: a not-ready pod first, then the most restarts).',
     },
     name: { ...dnsSubdomain, description: 'Name of the target.' },
     namespace: {
