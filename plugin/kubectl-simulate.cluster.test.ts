@@ -4,17 +4,24 @@
 // exactly the planted actions, the maxAttempts stop and nothing for a breach shorter than
 // forSeconds; the task and its target's replicas come from the cluster. Through the
 // apiserver's service proxy, Prometheus answers with the user's credentials: an impersonated
-// user without get on services/proxy is refused in one line. Bad input gets one line and the
+// user without get on services/proxy is refused in one line; with no flag, the Service the
+// installed operator's Deployment names (as the shipped manifests and `helm --set
+// prometheus.url` give it) is found, and a user who may not read that Deployment is told in
+// one line which flag to pass. Bad input gets one line and the
 // plugin's exit codes: a query the operator would refuse (3), an unknown task (1), a window
 // with no data (1), --from after --to (2); completion knows the command.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { loadAll } from 'js-yaml';
+import { DEFAULT_INSTALL } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
+import { AlreadyExistsError } from '../lib/kube/errors.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
@@ -24,7 +31,15 @@ import type { LiveDeployment } from './approval-plan.ts';
 import { Resources } from './kinds.ts';
 import type { SimulationView } from './simulate-text.ts';
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STEP_S = 15;
+
+interface OperatorDeployment {
+  metadata: { name: string };
+  spec: {
+    template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } };
+  };
+}
 const DAY_S = 86_400;
 /** The window: 7 days on a whole hour, ending an hour or more before now. */
 const BASE_S = Math.floor(Date.now() / 3_600_000) * 3600 - 7 * DAY_S - 3600;
@@ -88,6 +103,48 @@ async function plant(namespaces: readonly string[]): Promise<number> {
       })),
     );
   return samples.length;
+}
+
+/**
+ * The operator's Deployment as the shipped manifests install it (deploy/aiops-operator.yaml),
+ * at 0 replicas, with AIOPS_PROMETHEUS_URL=`url` as `helm install --set prometheus.url` or
+ * `kubectl set env` gives it; in the operator's namespace, created when missing (the namespace
+ * is left: other tests use it). Registers its removal with `cleanup`.
+ */
+async function installedOperator(url: string, cleanup: (fn: () => Promise<void>) => void): Promise<void> {
+  const { namespace, deployment: name } = DEFAULT_INSTALL;
+  const shipped = loadAll(readFileSync(join(ROOT, 'deploy/aiops-operator.yaml'), 'utf8')).find(
+    (d): d is OperatorDeployment => (d as { kind?: unknown }).kind === 'Deployment',
+  );
+  assert.ok(shipped, 'the shipped manifests hold the Deployment');
+  const [container, ...others] = shipped.spec.template.spec.containers;
+  assert.ok(container);
+  const transport = await testTransport();
+  await transport
+    .request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: namespace } } })
+    .catch((err: unknown) => {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    });
+  const env = [...(container.env ?? []), { name: 'AIOPS_PROMETHEUS_URL', value: url }];
+  const spec = {
+    ...shipped.spec,
+    replicas: 0,
+    template: {
+      ...shipped.spec.template,
+      spec: { ...shipped.spec.template.spec, containers: [{ ...container, env }, ...others] },
+    },
+  };
+  await transport.request({
+    method: 'POST',
+    path: `/apis/apps/v1/namespaces/${namespace}/deployments`,
+    body: { ...shipped, metadata: { ...shipped.metadata, namespace }, spec },
+  });
+  cleanup(async () => {
+    await transport.request({
+      method: 'DELETE',
+      path: `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`,
+    });
+  });
 }
 
 /** The namespaces of the two tests that read the planted history, and the samples of each. */
@@ -283,6 +340,33 @@ void describe('kubectl aiops simulate', () => {
       stranger.stderr,
       new RegExp(
         `^error: forbidden to read Prometheus through the service proxy of service ${ns}/prom:9090: .*\\(it needs get on services/proxy in namespace ${ns}, or use --prometheus-url\\)\\n$`,
+      ),
+    );
+
+    // No flag: the Service the installed operator's Deployment names, as the Helm chart sets
+    // it (AIOPS_PROMETHEUS_URL, a NAME.NAMESPACE host), read with the user's credentials.
+    await installedOperator(`http://prom.${ns}:9090`, (fn) => t.after(fn));
+    const found = await run([...args, '--replicas', '2', '-o', 'json']);
+    assert.equal(found.code, 0, found.stderr);
+    const byDefault = JSON.parse(found.stdout) as SimulationView;
+    assert.equal(byDefault.prometheus, view.prometheus, "the operator's Prometheus, through the proxy");
+    assert.deepEqual(byDefault.summary.actions, { ScaleUp: 5 });
+    const unknown = await run([
+      'simulate',
+      '-f',
+      file,
+      '--since',
+      '1h',
+      '--replicas',
+      '2',
+      '--as',
+      'stranger',
+    ]);
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(
+      unknown.stderr,
+      new RegExp(
+        `^error: the operator's Prometheus is not known \\(Deployment ${DEFAULT_INSTALL.namespace}/${DEFAULT_INSTALL.deployment}: .*forbidden.*\\): pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url\\n$`,
       ),
     );
   });

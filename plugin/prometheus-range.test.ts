@@ -70,7 +70,14 @@ test('--prometheus-service and --prometheus-url: what they accept; the Service a
     name: 'https:prom',
     port: '443',
   });
+  assert.deepEqual(serviceOfUrl('http://prometheus-operated.monitoring:9090'), {
+    namespace: 'monitoring',
+    name: 'prometheus-operated',
+    port: '9090',
+  });
   assert.equal(serviceOfUrl('http://prometheus.example.com:9090'), undefined);
+  assert.equal(serviceOfUrl('http://localhost:9090'), undefined);
+  assert.equal(serviceOfUrl('http://10.0.0.1:9090'), undefined);
   assert.equal(serviceOfUrl('http://prom.mon.svc:9090/prefix'), undefined);
 });
 

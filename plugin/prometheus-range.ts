@@ -60,14 +60,15 @@ export function parsePrometheusUrl(value: string): string {
 }
 
 /**
- * The Service an in-cluster Prometheus URL names (`http://NAME.NAMESPACE.svc[.cluster.local]:PORT`,
+ * The Service an in-cluster Prometheus URL names (`http://NAME.NAMESPACE[.svc[.cluster.local]]:PORT`,
  * the operator's `--prometheus-url`), port 80 or 443 by scheme when none is written; undefined
- * for any other URL. Pure.
+ * for any other URL. `NAME.NAMESPACE` alone is a Service, as the cluster's DNS search path
+ * resolves it inside a Pod (the Helm chart's own example, `prometheus-operated.monitoring`). Pure.
  */
 export function serviceOfUrl(url: string): PrometheusService | undefined {
   if (!URL.canParse(url)) return undefined;
   const u = new URL(url);
-  const m = /^([a-z0-9-]+)\.([a-z0-9-]+)\.svc(\.cluster\.local)?\.?$/.exec(u.hostname);
+  const m = /^([a-z0-9-]+)\.([a-z0-9-]+)(\.svc(\.cluster\.local)?\.?)?$/.exec(u.hostname);
   if (m === null || (u.pathname !== '/' && u.pathname !== '')) return undefined;
   const port = u.port !== '' ? u.port : u.protocol === 'https:' ? '443' : '80';
   const scheme = u.protocol === 'https:' ? 'https:' : '';
