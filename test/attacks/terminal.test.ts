@@ -1,12 +1,16 @@
 // Attack on the on-call terminal: a tenant writes escape sequences into every
 // field `kubectl aiops` prints — spec.trigger.query, llm.model, status and condition
 // messages, a decision's reason, an Event note, the holder of a Lease, a kept generation's
-// spec — and an engineer runs every command in every output format through the real kubectl.
+// spec, a label value of the metric `simulate` reads from a real Prometheus, an AITask file's
+// name — and an engineer runs every command in every output format through the real kubectl.
 // Nothing it prints may carry a raw ESC, BEL, other C0 control but newline/tab, C1 control,
 // bidi override/isolate or line separator: they appear as escapes (`\x1b`, `\u202e`), and JSON
 // output still parses to the exact values. Runs on the shared harness cluster; no operator.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { buildRevision } from '../../api/revisions.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
@@ -14,6 +18,7 @@ import type * as v2 from '../../api/schema/v2.ts';
 import { Resources } from '../../plugin/kinds.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../support/kubectl-run.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../support/cluster.ts';
+import { startDataPrometheus } from '../support/prometheus-data.ts';
 import { deployment } from '../support/workloads.ts';
 
 /** Clear screen, OSC 52 clipboard write, OSC 8 link, BEL, CSI as C1, bidi override and isolate, NEL, LS. */
@@ -150,4 +155,72 @@ void test('no command prints a raw control character a tenant wrote, in any outp
   const approved = await run(['approve', 'evil', '-n', ns, '--id', 'd-terminal']);
   assert.equal(approved.code, 0, approved.stderr);
   assert.equal(rawControl(approved.stdout), undefined, JSON.stringify(approved.stdout));
+});
+
+void test('simulate prints no raw control character from a query, a label, a Prometheus answer or a file', async (t) => {
+  const ns = await freshNamespace('attack-terminal-sim', (fn) => t.after(fn));
+  const prometheus = await startDataPrometheus();
+  t.after(() => prometheus.stop());
+  // An hour of 15 s samples, a breach in its middle, on a series whose label carries the payload.
+  const start = Math.floor(Date.now() / 60_000) * 60_000 - 2 * 3_600_000;
+  const samples: [number, number][] = [];
+  for (let ms = start; ms <= start + 3_600_000; ms += 15_000)
+    samples.push([ms, ms >= start + 1_200_000 && ms < start + 1_500_000 ? 0.95 : 0.2]);
+  await prometheus.write([
+    { labels: { __name__: 'demo_load', namespace: ns, deployment: 'web', evil: PAYLOAD }, samples },
+  ]);
+  // A comment would end at the payload's own newline and leave invalid PromQL behind it.
+  const query = `max by (evil) (demo_load{evil=${JSON.stringify(PAYLOAD)}})`;
+  const evil: v2.Spec = {
+    target: { kind: 'Deployment', name: 'web' },
+    intervalSeconds: 60,
+    trigger: { query, threshold: 0.8, forSeconds: 60 },
+    remediation: { action: 'ScaleUp', cooldownSeconds: 600, maxAttempts: 1 },
+  };
+  await (
+    await testAITasks('v2')
+  ).create(ns, {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'evil' },
+    spec: evil,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'aiops-terminal-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'task.yaml');
+  const named = { name: `x${PAYLOAD}`, namespace: ns, labels: { evil: PAYLOAD } };
+  writeFileSync(
+    file,
+    JSON.stringify({ apiVersion: 'aiops.example.com/v2', kind: 'AITask', metadata: named, spec: evil }),
+  );
+  const window = ['--from', new Date(start).toISOString(), '--to', new Date(start + 3_600_000).toISOString()];
+  const url = ['--prometheus-url', prometheus.url, '--replicas', '1'];
+  const runs: string[][] = [
+    ['simulate', 'evil', ...window, ...url],
+    ['simulate', '-f', file, ...window, ...url],
+    // Prometheus' own error, which quotes the query.
+    ['simulate', 'evil', ...window, '--prometheus-url', `${prometheus.url}/api/v1/${PAYLOAD}`],
+    ['simulate', 'evil', ...window, '--prometheus-service', `${ns}/${PAYLOAD}:9090`],
+  ];
+  for (const args of runs)
+    for (const output of ['table', 'json', 'yaml']) {
+      const r = await run([...args, '-n', ns, '-o', output, '--color', 'always']);
+      const what = `${args.slice(0, 3).join(' ')} -o ${output} (exit ${r.code})`;
+      assert.equal(rawControl(r.stdout), undefined, `${what} stdout: ${JSON.stringify(r.stdout)}`);
+      assert.equal(rawControl(r.stderr), undefined, `${what} stderr: ${JSON.stringify(r.stderr)}`);
+      if (output === 'json' && r.code === 0) assert.doesNotThrow(() => JSON.parse(r.stdout), what);
+    }
+  const shown = await run(['simulate', 'evil', '-n', ns, ...window, ...url]);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(
+    shown.stdout,
+    /^Would do: +1 ScaleUp /m,
+    'the summary, the chart and the timeline were printed',
+  );
+  assert.match(
+    shown.stdout,
+    /^Query: .*\\(x1b|u001b)\[2J/m,
+    `the query, its escapes visible: ${shown.stdout}`,
+  );
+  assert.doesNotMatch(shown.stdout, /^Phase: +Healed/m, 'a tenant newline forged a line');
 });
