@@ -1,8 +1,9 @@
 // The operator as users run it, on a real node: the image built by `npm run image`, the
 // committed deploy/aiops-operator.yaml applied with kubectl (plus the documented patch:
-// the real node's toleration and where Prometheus is), real pods healed by it, leader
-// failover after kill -9, and a network that never leaves the machine. One cluster of its
-// own (no kwok nodes) for the whole file: a machine runs one real node at a time.
+// the real node's toleration and where Prometheus is), real pods of a Deployment and of a
+// StatefulSet healed by it, leader failover after kill -9, and a network that never leaves
+// the machine. One cluster of its own (no kwok nodes) for the whole file: a machine runs one
+// real node at a time.
 import { eventually } from '../harness/wait.ts';
 import { kubectlWith, type Kubectl } from '../harness/kubectl.ts';
 import assert from 'node:assert/strict';
@@ -32,12 +33,30 @@ import {
   machineSnapshot,
   podProcesses,
   webDeployment,
+  webStatefulSet,
 } from './support.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const unavailable = realNodeUnavailable(defaultBinDir());
 const NS = 'aiops-system';
 const APP_NS = 'shop';
+const STS_NS = 'store';
+
+/** A workload an AITask of this file targets. */
+interface Target {
+  kind: 'Deployment' | 'StatefulSet';
+  name: string;
+  namespace: string;
+}
+const WEB: Target = { kind: 'Deployment', name: 'web', namespace: APP_NS };
+const CACHE: Target = { kind: 'StatefulSet', name: 'cache', namespace: STS_NS };
+
+/** The fields of an AITask's status.lastDecision the tests read. */
+interface Decision {
+  executed?: boolean;
+  action?: string;
+  effect?: { pod?: string; podUID?: string };
+}
 const GAUGE = 'shop_load';
 
 /**
@@ -73,7 +92,7 @@ interface PodView {
     phase?: string;
     podIP?: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; restartCount: number; ready: boolean }[];
+    containerStatuses?: { name: string; restartCount: number; ready: boolean; containerID?: string }[];
   };
 }
 
@@ -303,6 +322,70 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.ok(replicas >= 2 && replicas <= 3, `within min/max: ${replicas}`);
   });
 
+  it('heals a real StatefulSet: RestartPod evicts its highest ordinal, which the StatefulSet creates again with a new container; the other pod is untouched', async () => {
+    kubectl(['create', 'namespace', STS_NS]);
+    kubectl(['apply', '-n', STS_NS, '-f', '-'], JSON.stringify(webStatefulSet('cache', 2)));
+    const named = (ps: PodView[], name: string): PodView | undefined =>
+      ps.find((p) => p.metadata.name === name);
+    const before1 = await runningOnNode(STS_NS, 'app=cache', 2);
+    const zero = named(before1, 'cache-0');
+    const one = named(before1, 'cache-1');
+    assert.ok(zero && one, before1.map((p) => p.metadata.name).join(', '));
+    const oldServers = servers(one.metadata.uid).map((p) => p.pid);
+    assert.equal(oldServers.length, 1, 'one real httpd process on the host for cache-1');
+    const labels = { namespace: STS_NS, statefulset: 'cache' };
+    exporter.set(GAUGE, labels, 0.95);
+    kubectl(['apply', '-f', '-'], JSON.stringify(task('RestartPod', CACHE, 3600)));
+
+    const after1 = await eventually(
+      'cache-1 created again under a new UID, Ready on the real node, beside cache-0',
+      () => {
+        const now = pods(STS_NS, 'app=cache');
+        const fresh = named(now, 'cache-1');
+        return now.length === 2 &&
+          fresh !== undefined &&
+          fresh.metadata.uid !== one.metadata.uid &&
+          ready(fresh) &&
+          fresh.spec.nodeName === REAL_NODE_NAME
+          ? now
+          : undefined;
+      },
+      120_000,
+    );
+    exporter.set(GAUGE, labels, 0.2);
+    const effect = await eventually(
+      'the RestartPod decision recorded as executed',
+      () => {
+        const d = lastDecision(CACHE);
+        return d.executed === true && d.action === 'RestartPod' ? d.effect : undefined;
+      },
+      120_000,
+    );
+    assert.deepEqual(
+      { pod: effect.pod, podUID: effect.podUID },
+      { pod: 'cache-1', podUID: one.metadata.uid },
+      'the eviction named the highest ordinal, bound to the UID it had',
+    );
+    const fresh = named(after1, 'cache-1');
+    assert.ok(fresh);
+    assert.match(fresh.status.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\//);
+    const newServers = servers(fresh.metadata.uid);
+    assert.equal(newServers.length, 1, 'one real httpd process on the host for the new cache-1');
+    assert.ok(!oldServers.includes(newServers[0]?.pid ?? -1), 'a new process, not the evicted one');
+    assert.deepEqual(podProcesses(one.metadata.uid), [], "the evicted pod's processes are gone");
+    const zero1 = named(after1, 'cache-0');
+    assert.deepEqual(
+      {
+        uid: zero1?.metadata.uid,
+        restarts: zero1?.status.containerStatuses?.[0]?.restartCount,
+        ready: zero1 !== undefined && ready(zero1),
+      },
+      { uid: zero.metadata.uid, restarts: zero.status.containerStatuses?.[0]?.restartCount, ready: true },
+      'cache-0 untouched',
+    );
+    kubectl(['delete', 'aitask', 'cache-heal', '-n', STS_NS, '--wait=true', '--timeout=60s']);
+  });
+
   it('fails over: kill -9 of the leader process → the standby leads within the lease, nothing is done twice, the kubelet restarts the container', async () => {
     const lease = (): { holderIdentity?: string; leaseTransitions?: number } =>
       (
@@ -381,15 +464,27 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
     assert.deepEqual(machineSnapshot(), before0);
   });
 
-  function task(action: 'RestartPod' | 'ScaleUp' | 'ScaleDown' | 'CordonNode'): object {
+  /**
+   * AITask `NAME-heal` in the target's namespace: `action` on `target` when
+   * shop_load{namespace, deployment|statefulset=NAME} passes 0.8, every 10 s, scaling between
+   * 2 and 3 replicas, `cooldownSeconds` apart (default 0).
+   */
+  function task(
+    action: 'RestartPod' | 'ScaleUp' | 'ScaleDown' | 'CordonNode',
+    target: Target = WEB,
+    cooldownSeconds = 0,
+  ): object {
     return {
       apiVersion: 'aiops.example.com/v2',
       kind: 'AITask',
-      metadata: { name: 'web-heal', namespace: APP_NS },
+      metadata: { name: `${target.name}-heal`, namespace: target.namespace },
       spec: {
-        target: { kind: 'Deployment', name: 'web' },
-        trigger: { query: `${GAUGE}{namespace="${APP_NS}",deployment="web"}`, threshold: 0.8 },
-        remediation: { action, scale: { step: 1, minReplicas: 2, maxReplicas: 3 }, cooldownSeconds: 0 },
+        target: { kind: target.kind, name: target.name },
+        trigger: {
+          query: `${GAUGE}{namespace="${target.namespace}",${target.kind.toLowerCase()}="${target.name}"}`,
+          threshold: 0.8,
+        },
+        remediation: { action, scale: { step: 1, minReplicas: 2, maxReplicas: 3 }, cooldownSeconds },
         intervalSeconds: 10,
       },
     };
@@ -451,14 +546,21 @@ describe('real node', { skip: unavailable ?? false, concurrency: false, timeout:
       })
       .sort((x, y) => x.binding.localeCompare(y.binding));
   }
-  function lastDecision(): { executed?: boolean; action?: string } {
+  /** status.lastDecision of `target`'s task (see task()), {} while it has none. */
+  function lastDecision(target: Target = WEB): Decision {
     return (
       (
         JSON.parse(
-          kubectl(['get', 'aitasks.v2.aiops.example.com', 'web-heal', '-n', APP_NS, '-o', 'json']),
-        ) as {
-          status?: { lastDecision?: { executed?: boolean; action?: string } };
-        }
+          kubectl([
+            'get',
+            'aitasks.v2.aiops.example.com',
+            `${target.name}-heal`,
+            '-n',
+            target.namespace,
+            '-o',
+            'json',
+          ]),
+        ) as { status?: { lastDecision?: Decision } }
       ).status?.lastDecision ?? {}
     );
   }

@@ -80,32 +80,51 @@ export function machineSnapshot(): Record<string, unknown> {
   };
 }
 
-/** demo-web: busybox httpd, pinned to the real node by label and toleration. */
+/** The pods of demo-web (busybox httpd) labelled app=`app`, pinned to the real node by label and toleration. */
+function webPods(app: string): object {
+  return {
+    metadata: { labels: { app } },
+    spec: {
+      nodeSelector: { 'aiops.example.com/real-node': 'true' },
+      tolerations: [REAL_NODE_TOLERATION],
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'web',
+          image: DEMO_WEB_IMAGE,
+          imagePullPolicy: 'Never',
+          ports: [{ containerPort: 8080 }],
+          readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
+}
+
+/** demo-web: a Deployment `web` of busybox httpd, pinned to the real node by label and toleration. */
 export function webDeployment(replicas: number): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web' },
+    spec: { replicas, selector: { matchLabels: { app: 'web' } }, template: webPods('web') },
+  };
+}
+
+/**
+ * demo-web as StatefulSet `name` (pods `name-0` …, labelled app=`name`, each created once the
+ * one before is Ready), pinned like webDeployment's; its governing Service need not exist.
+ */
+export function webStatefulSet(name: string, replicas: number): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name },
     spec: {
       replicas,
-      selector: { matchLabels: { app: 'web' } },
-      template: {
-        metadata: { labels: { app: 'web' } },
-        spec: {
-          nodeSelector: { 'aiops.example.com/real-node': 'true' },
-          tolerations: [REAL_NODE_TOLERATION],
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'web',
-              image: DEMO_WEB_IMAGE,
-              imagePullPolicy: 'Never',
-              ports: [{ containerPort: 8080 }],
-              readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-            },
-          ],
-        },
-      },
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: webPods(name),
     },
   };
 }
