@@ -4,8 +4,8 @@
 // environment under a heap bound from the shipped memory limit, authenticated as a ServiceAccount
 // holding exactly the CSV's permissions, /metrics over HTTPS behind TokenReview — a real
 // Prometheus, a scraper bound to the shipped metrics reader role, and two tenants, each a
-// ServiceAccount that may only write AITasks (status included), Deployments and Pods in its
-// own namespace. Attacks are made with the tenant's own credentials, so whatever the
+// ServiceAccount that may only write AITasks (status included), Deployments, StatefulSets
+// (their scale too) and Pods in its own namespace, as an admin grants tenants apps workloads. Attacks are made with the tenant's own credentials, so whatever the
 // apiserver refuses a tenant is refused here too.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +18,13 @@ import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
 import { KubeTransport } from '../../lib/kube/transport.ts';
 import { METRICS_READER_ROLE, metricsReaderClusterRole } from '../../api/rbac.ts';
-import { Resources, type Deployment, type Node, type Pod } from '../../operator/runtime/kinds.ts';
+import {
+  Resources,
+  type Deployment,
+  type Node,
+  type Pod,
+  type Workload,
+} from '../../operator/runtime/kinds.ts';
 import { createServingCert } from '../../scripts/lib/certs.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
@@ -57,6 +63,7 @@ export interface Tenant {
   readonly tasksV1: AITaskClient<'v1'>;
   readonly tasksV1alpha1: AITaskClient<'v1alpha1'>;
   readonly deployments: ResourceClient<Deployment>;
+  readonly statefulSets: ResourceClient<Workload>;
   readonly pods: ResourceClient<Pod>;
 }
 
@@ -90,7 +97,10 @@ export interface Stage {
 
 const RBAC = 'rbac.authorization.k8s.io';
 
-/** Rules of a tenant: AITasks (status too), Deployments and Pods of its namespace, nothing else. */
+/**
+ * Rules of a tenant: AITasks (status too), Deployments, StatefulSets (the scale of each too)
+ * and Pods of its namespace, nothing else.
+ */
 const TENANT_RULES = [
   {
     apiGroups: ['aiops.example.com'],
@@ -99,7 +109,7 @@ const TENANT_RULES = [
   },
   {
     apiGroups: ['apps'],
-    resources: ['deployments', 'deployments/scale'],
+    resources: ['deployments', 'deployments/scale', 'statefulsets', 'statefulsets/scale'],
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
   {
@@ -143,6 +153,7 @@ async function makeTenant(
     tasksV1: new AITaskClient(t, 'v1'),
     tasksV1alpha1: new AITaskClient(t, 'v1alpha1'),
     deployments: new ResourceClient<Deployment>(t, Resources.deployments),
+    statefulSets: new ResourceClient<Workload>(t, Resources.statefulsets),
     pods: new ResourceClient<Pod>(t, Resources.pods),
   };
 }
@@ -369,12 +380,19 @@ async function outside(stage: Stage): Promise<Outside> {
       .filter(([k]) => k.startsWith('aiops.example.com/'))
       .sort(),
   }));
-  const deployments = new ResourceClient<Deployment>(stage.admin, Resources.deployments);
-  const alice = (await deployments.list(stage.alice.namespace)).items.map((d) => ({
-    name: d.metadata.name,
-    replicas: d.spec?.replicas,
-    generation: d.metadata.generation,
-  }));
+  const workloads = await Promise.all(
+    [Resources.deployments, Resources.statefulsets].map(async (resource) =>
+      (await new ResourceClient<Workload>(stage.admin, resource).list(stage.alice.namespace)).items.map(
+        (w) => ({
+          kind: resource.plural,
+          name: w.metadata.name,
+          replicas: w.spec?.replicas,
+          generation: w.metadata.generation,
+        }),
+      ),
+    ),
+  );
+  const alice = workloads.flat();
   return { nodes: JSON.stringify(nodes), alice: JSON.stringify(alice) };
 }
 
@@ -422,7 +440,7 @@ export async function bystander(stage: Stage): Promise<(withinMs?: number) => Pr
     const after = await outside(stage);
     if (after.nodes !== before.nodes) throw new Error(`nodes changed:\n${before.nodes}\n${after.nodes}`);
     if (after.alice !== before.alice)
-      throw new Error(`alice's Deployments changed:\n${before.alice}\n${after.alice}`);
+      throw new Error(`alice's Deployments or StatefulSets changed:\n${before.alice}\n${after.alice}`);
     running();
   };
 }
