@@ -121,6 +121,7 @@ export const READ_PATHS: readonly InputPath[] = [
       'operator/runtime/cache-budget.test.ts',
       'operator/runtime/informer-budget.test.ts',
       'test/attacks/other-kinds.test.ts',
+      'test/attacks/statefulsets.test.ts',
       'test/attacks/cache-bounds.test.ts',
     ],
   },
@@ -147,6 +148,7 @@ export const READ_PATHS: readonly InputPath[] = [
     provedBy: [
       'operator/edges/pod-choice.test.ts',
       'test/attacks/other-kinds.test.ts',
+      'test/attacks/statefulsets.test.ts',
       'test/attacks/cordon.test.ts',
     ],
   },
