@@ -185,7 +185,7 @@ export function renderSimulation(v: SimulationView, spec: v2.Spec, pal: Palette,
   const span = days >= 1 ? `${Number(days.toFixed(1))}d` : `${Number((days * 24).toFixed(1))}h`;
   const kinds = Object.entries(s.actions).map(([action, n]) => `${n} ${action}`);
   const lines = [
-    `${pal.bold(`AITask ${v.task.namespace}/${v.task.name}`)} replayed over ${v.window.from} → ${v.window.to} (${span}, ${v.samples} samples every ${v.window.stepSeconds}s)`,
+    `${pal.bold(`AITask ${v.task.namespace}/${v.task.name}`)} replayed over ${v.window.from} → ${v.window.to} (${span}, ${v.samples} sample${v.samples === 1 ? '' : 's'} every ${v.window.stepSeconds}s)`,
     `Query:      ${v.query}`,
     `Rules:      ${rulesLine(spec, s.replicas.start)}`,
     `Would do:   ${

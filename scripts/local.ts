@@ -1,7 +1,8 @@
 // `npm start`: aiops on a local embedded cluster, the way a user would run it. Starts (or
 // reuses) the persistent harness cluster (`npm run cluster -- up`), a real Prometheus
-// scraping a small demo exporter, the operator process with the conversion webhook hosted
-// in it; once the webhook answers it installs the CRD pointing at it, waits for the
+// scraping a small demo exporter (routed as service aiops-system/prometheus, as an installed
+// operator would name it: lib/prometheus-service.ts), the operator process with the
+// conversion webhook hosted in it; once the webhook answers it installs the CRD pointing at it, waits for the
 // operator's /readyz, applies config/samples/ with kubectl and lists the AITasks.
 //
 // Every stage announces itself on stderr. A failure prints one line (what failed, how to
@@ -24,6 +25,7 @@ import { installCRD } from './lib/crd-install.ts';
 import { startDemoExporter } from './lib/demo-exporter.ts';
 import { freePorts } from './lib/ports.ts';
 import { ensurePrometheus, startPrometheus } from './lib/prometheus.ts';
+import { hostAddress, PROMETHEUS_SERVICE, publishPrometheus, startRelay } from './lib/prometheus-service.ts';
 import { waitForHttp, StartupError } from './lib/startup.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -109,6 +111,31 @@ async function ensureOperatorNamespace(transport: KubeTransport): Promise<void> 
     });
 }
 
+/**
+ * Makes Prometheus the Service `aiops-system/prometheus:9090` an installed operator would be
+ * configured with (lib/prometheus-service.ts), so `kubectl aiops simulate` needs no flag; on a
+ * host with no non-loopback IPv4 address the apiserver cannot proxy to it, and it says so.
+ */
+async function publish(transport: KubeTransport, prometheusUrl: string): Promise<void> {
+  const ip = hostAddress();
+  if (ip === undefined) {
+    say(`no non-loopback IPv4 address: kubectl aiops simulate needs --prometheus-url=${prometheusUrl}`);
+    return;
+  }
+  const target = new URL(prometheusUrl);
+  const relay = await startRelay(ip, { host: target.hostname, port: Number(target.port) });
+  started.push({ name: 'Prometheus relay', stop: () => relay.close() });
+  await publishPrometheus(transport, ip, relay).catch((err: unknown) => {
+    throw new StartupError(
+      `routing service ${DEFAULT_INSTALL.namespace}/${PROMETHEUS_SERVICE.name} to Prometheus failed: ${(err as Error).message}`,
+      'check the cluster: npm run cluster -- status',
+    );
+  });
+  say(
+    `Prometheus is service ${DEFAULT_INSTALL.namespace}/${PROMETHEUS_SERVICE.name}:${PROMETHEUS_SERVICE.port} through the apiserver's service proxy (kubectl aiops simulate's default)`,
+  );
+}
+
 async function main(): Promise<void> {
   const kubeconfig = await clusterUp();
 
@@ -126,6 +153,7 @@ async function main(): Promise<void> {
   say('stage operator: starting the operator with the conversion webhook in its process');
   const transport = await KubeTransport.create({ kubeconfig });
   await ensureOperatorNamespace(transport);
+  await publish(transport, prometheus.url);
   const certs = createServingCert(join(root, 'node_modules/.cache/aiops-local-webhook'));
   const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
   // prettier-ignore

@@ -11,7 +11,8 @@
 // (the sh block after `npm start`) runs as typed against it: the target is healthy before the
 // breach (every Deployment Ready on the kwok nodes, which stay Ready past the node lifecycle
 // controller's grace period), and the operator started clean (no watch failure: it waited for
-// the CRD it started before).
+// the CRD it started before); and `kubectl aiops simulate` replays web-load's recorded metric
+// with no Prometheus flag, through the service proxy npm start routes to its Prometheus.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -416,6 +417,13 @@ describe('npm start', { concurrency: false }, () => {
     assert.doesNotMatch(health, /=False/);
     assert.match(walk.output, /demo_load\{deployment="web"\} = 0\.95/, 'the curl moved the metric');
     assert.match(walk.output, /aitask "web-load" in namespace "demo" is /, 'explain-phase explains web-load');
+    // simulate, with no flag, read the metric through the service proxy npm start routed.
+    const replayed = /^AITask demo\/web-load replayed over .* \(.*, (\d+) samples? every 15s\)$/m.exec(
+      walk.output,
+    );
+    assert.ok(Number(replayed?.[1]) > 0, `simulate replayed samples of web-load:\n${walk.output}`);
+    assert.match(walk.output, /^Query: +max\(demo_load\{.*namespace="demo".*\}\)$/m, 'the confined query');
+    assert.match(walk.output, /^Would do: +(no action|\d+ ScaleUp .*)$/m, "simulate's summary");
     assert.match(run.stdout, /aitask\.aiops\.example\.com\/\S+ (created|unchanged|configured)/, run.stderr);
     assert.match(run.stdout, /NAME\s+TARGET/);
     assert.doesNotMatch(run.stderr, /conversion webhook.*connection refused/);
