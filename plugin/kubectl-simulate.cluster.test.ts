@@ -9,7 +9,8 @@
 // prometheus.url` give it) is found, and a user who may not read that Deployment is told in
 // one line which flag to pass. Bad input gets one line and the
 // plugin's exit codes: a query the operator would refuse (3), an unknown task (1), a window
-// with no data (1), --from after --to (2); completion knows the command.
+// with no data (1), --from after --to (2), an apiserver --server names that does not answer (1);
+// completion knows the command; -o yaml gives the -o json document.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { DEFAULT_INSTALL } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { AlreadyExistsError } from '../lib/kube/errors.ts';
 import { ResourceClient } from '../lib/kube/resources.ts';
+import { fromYaml } from '../lib/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 import { startDataPrometheus, type DataPrometheus } from '../test/support/prometheus-data.ts';
@@ -244,6 +246,14 @@ void describe('kubectl aiops simulate', () => {
     assert.equal(plot.length, 8, 'eight rows of plot');
     assert.ok(plot.some((l) => l.length > 100) && plot.every((l) => l.length <= 120), 'as wide as $COLUMNS');
 
+    const yaml = await run(['simulate', 'web-load', '-n', ns, ...window, '-o', 'yaml']);
+    assert.equal(yaml.code, 0, yaml.stderr);
+    assert.deepEqual(
+      (fromYaml(yaml.stdout) as SimulationView).summary,
+      view.summary,
+      '-o yaml: the same document',
+    );
+
     const fewer = await run(['simulate', 'web-load', '-n', ns, ...window, '--replicas', '6', '-o', 'json']);
     const capped = JSON.parse(fewer.stdout) as SimulationView;
     assert.deepEqual(
@@ -416,5 +426,18 @@ void describe('kubectl aiops simulate', () => {
     ]);
     assert.equal(backwards.code, 2, backwards.stderr);
     assert.match(backwards.stderr, /^error: --from .* is not before --to /);
+
+    // kubectl's connection flags reach simulate's session: --server overrides the kubeconfig's.
+    const elsewhere = await run([
+      'simulate',
+      'web-load',
+      '-n',
+      ns,
+      ...url,
+      '--server',
+      'https://127.0.0.1:1',
+    ]);
+    assert.equal(elsewhere.code, 1, elsewhere.stderr);
+    assert.match(elsewhere.stderr, /^error: cannot reach the apiserver at https:\/\/127\.0\.0\.1:1: /);
   });
 });
