@@ -18,7 +18,7 @@ import { replay, type Replay, type Sample } from '../../operator/decision/replay
 import type { CommandContext } from '../context.ts';
 import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
 import { parseRequestTimeout } from '../flags.ts';
-import { Resources, type DeploymentLike } from '../kinds.ts';
+import { Resources } from '../kinds.ts';
 import {
   describeSource,
   parsePrometheusService,
@@ -29,7 +29,8 @@ import {
   type PrometheusSource,
 } from '../prometheus-range.ts';
 import { renderChart, type ChartMark } from '../simulate-chart.ts';
-import { getTask, type Session } from '../session.ts';
+import { getTask } from '../session.ts';
+import { targetReplicas } from '../target.ts';
 import { renderSimulation, simulationView } from '../simulate-text.ts';
 import { parseWindow, STEP_MS } from '../simulate-window.ts';
 import { taskFromFile } from '../task-file.ts';
@@ -114,22 +115,6 @@ async function prometheusSource(
       `the operator's Prometheus URL (Deployment ${namespace}/${deployment}) ${configured === undefined ? 'is not set' : 'names no in-cluster Service'}: ${hint}`,
     );
   return { kind: 'service', service: found, transport: s.transport };
-}
-
-/** The target's replicas now, its Deployment read with the user's credentials. */
-async function targetReplicas(s: Session, task: v2.AITask): Promise<number> {
-  const ns = targetNamespace(task);
-  const name = task.spec.target.name;
-  try {
-    const d = await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(ns, name);
-    return d.spec?.replicas ?? 1;
-  } catch (err) {
-    if (err instanceof NotFoundError || err instanceof ForbiddenError)
-      throw new CliError(
-        `Deployment ${ns}/${name} cannot be read (${err.message}): pass --replicas N to start from N replicas`,
-      );
-    throw err;
-  }
 }
 
 /** Runs `simulate`. */
