@@ -24,12 +24,13 @@ test('config/samples apply cleanly and read back at v2', async (t) => {
   const tasks = await testAITasks('v2');
   const items = (await tasks.list('demo')).items.map((o) => [
     o.metadata.name,
-    o.spec.target.name,
+    `${o.spec.target.kind}/${o.spec.target.name}`,
     o.spec.remediation.action,
   ]);
   assert.deepEqual(items.sort(), [
-    ['api-record', 'api', 'Noop'],
-    ['web-load', 'web', 'ScaleUp'],
-    ['worker-restart', 'worker', 'RestartPod'],
+    ['api-record', 'Deployment/api', 'Noop'],
+    ['cache-load', 'StatefulSet/cache', 'ScaleUp'],
+    ['web-load', 'Deployment/web', 'ScaleUp'],
+    ['worker-restart', 'Deployment/worker', 'RestartPod'],
   ]);
 });

@@ -26,6 +26,7 @@ import { VERSIONS } from '../../api/crd.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { pidsMentioning } from '../harness/real-node/host-state.ts';
 import { readmeShBlock } from '../real-node/support.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
@@ -240,6 +241,30 @@ async function demoWalkthrough(demoPort: number): Promise<Walkthrough> {
   };
 }
 
+/**
+ * Once the walkthrough pushed the demo load over the threshold: the sample cache-load scales
+ * the StatefulSet demo/cache up a step at a time and then says it is at its maxReplicas
+ * (AtMaxReplicas). Returns the StatefulSet's replicas then, and the task's last refusal.
+ */
+async function cacheScaledToItsBound(): Promise<{
+  replicas: number | undefined;
+  blockedBy: string | undefined;
+}> {
+  interface Task {
+    status?: { lastDecision?: { blockedBy?: string } };
+  }
+  const blockedBy = await waitFor(
+    'cache-load to reach AtMaxReplicas',
+    async () => {
+      const t = await kubectlJson<Task>('get', 'aitasks.v2.aiops.example.com', 'cache-load', '-n', 'demo');
+      return t.status?.lastDecision?.blockedBy === 'AtMaxReplicas' ? 'AtMaxReplicas' : undefined;
+    },
+    { deadline: Date.now() + 180_000, watch: [], intervalMs: 1000 },
+  );
+  const sts = await kubectlJson<DeploymentLike>('get', 'statefulset', 'cache', '-n', 'demo');
+  return { replicas: sts.spec.replicas, blockedBy };
+}
+
 /** How long after its start npm start's console must stay free of warnings: a minute. */
 const QUIET_MS = 60_000;
 
@@ -392,9 +417,13 @@ describe('npm start', { concurrency: false }, () => {
       '--wait',
     ]);
     let walk: Walkthrough | undefined;
+    let cache: { replicas: number | undefined; blockedBy: string | undefined } | undefined;
     const run = await npmStart({
       interruptOn: /\[aiops\] Ctrl-C stops/,
-      whenReady: async (demoPort) => void (walk = await demoWalkthrough(demoPort)),
+      whenReady: async (demoPort) => {
+        walk = await demoWalkthrough(demoPort);
+        cache = await cacheScaledToItsBound();
+      },
     });
     assert.ok(walk, 'the walkthrough ran');
     // The operator started before the CRD existed and waited for it quietly.
@@ -407,6 +436,8 @@ describe('npm start', { concurrency: false }, () => {
     assert.ok(walk.nodesAgeMs >= NODE_GRACE_MS, `nodes ${walk.nodesAgeMs} ms old`);
     assert.equal(walk.nodeNotReady, 0, 'no kwok node went NotReady');
     assert.deepEqual(walk.deployments.sort(), ['api 2/2', 'web 2/2', 'worker 2/2']);
+    // The walkthrough's breach scaled the demo StatefulSet too, to its maxReplicas and no further.
+    assert.deepEqual(cache, { replicas: 3, blockedBy: 'AtMaxReplicas' });
     assert.match(walk.output, /^demo\s+web-load\s/m, 'kubectl get at -A lists web-load');
     const health = /^Target Health:.*$/m.exec(walk.output)?.[0] ?? '';
     assert.match(
