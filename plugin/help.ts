@@ -54,6 +54,8 @@ export const EXAMPLES = {
     'kubectl aiops simulate web-load -n demo --from 2026-03-02T03:00:00Z --to 2026-03-02T04:00:00Z -o json',
     '# A task not applied yet, with Prometheus reached directly and 3 replicas to start from',
     'kubectl aiops simulate -f web-load.yaml --prometheus-url http://localhost:9090 --replicas 3',
+    '# Prometheus from the environment when no flag names it (the variable the operator reads)',
+    'export AIOPS_PROMETHEUS_URL=http://localhost:9090; kubectl aiops simulate web-load -n demo',
   ]),
   version: block(['kubectl aiops version', 'kubectl aiops version --client -o json']),
   completion: block([

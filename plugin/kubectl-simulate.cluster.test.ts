@@ -6,8 +6,10 @@
 // apiserver's service proxy, Prometheus answers with the user's credentials: an impersonated
 // user without get on services/proxy is refused in one line; with no flag, the Service the
 // installed operator's Deployment names (as the shipped manifests and `helm --set
-// prometheus.url` give it) is found, and a user who may not read that Deployment is told in
-// one line which flag to pass. Bad input gets one line and the
+// prometheus.url` give it) is found, AIOPS_PROMETHEUS_URL in the user's environment comes
+// before it and after the flags, and a user who may not read that Deployment is told in one
+// line which flag to pass; the Service's endpoint is a TEST-NET-2 address on a link the
+// test makes and removes (test/support/test-net-address.ts). Bad input gets one line and the
 // plugin's exit codes: a query the operator would refuse (3), an unknown task (1), a window
 // with no data (1), --from after --to (2), an apiserver --server names that does not answer (1);
 // completion knows the command; -o yaml gives the -o json document.
@@ -15,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +30,7 @@ import { fromYaml } from '../lib/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 import { startDataPrometheus, type DataPrometheus } from '../test/support/prometheus-data.ts';
+import { testNetAddress } from '../test/support/test-net-address.ts';
 import { deployment } from '../test/support/workloads.ts';
 import type { LiveDeployment } from './approval-plan.ts';
 import { Resources } from './kinds.ts';
@@ -61,7 +64,7 @@ let PATH = '';
 let KC = '';
 let prometheus: DataPrometheus;
 const run = (args: readonly string[], env: Record<string, string> = {}): Promise<KubectlResult> =>
-  kubectl(PATH, ['aiops', ...args], { KUBECONFIG: KC, ...env });
+  kubectl(PATH, ['aiops', ...args], { KUBECONFIG: KC, AIOPS_PROMETHEUS_URL: '', ...env });
 
 const spec: v2.Spec = {
   target: { kind: 'Deployment', name: 'web' },
@@ -264,17 +267,16 @@ void describe('kubectl aiops simulate', () => {
   });
 
   test("through the apiserver's service proxy with the user's credentials", async (t) => {
-    const ip = Object.values(networkInterfaces())
-      .flat()
-      .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
-    if (ip === undefined) {
-      t.skip('no non-loopback IPv4 address for an Endpoints object');
-      return;
-    }
+    // The apiserver proxies to no loopback address: a relay on an address of a link this test
+    // makes (TEST-NET-2, one the machine neither holds nor reaches on a link) passes each
+    // request on to the real Prometheus, and takes only the host's own connections to it.
+    const { ip } = testNetAddress((fn) => t.after(fn));
     const { proxy: ns, written } = planted;
-    // The apiserver proxies to no loopback address: a relay on this host's address passes
-    // each request on to the real Prometheus.
     const relay = createServer((req, res) => {
+      if (req.socket.remoteAddress !== ip) {
+        res.destroy();
+        return;
+      }
       void fetch(`${prometheus.url}${req.url ?? '/'}`).then(async (r) => {
         res.writeHead(r.status, { 'content-type': 'application/json' });
         res.end(await r.text());
@@ -331,6 +333,14 @@ void describe('kubectl aiops simulate', () => {
       view.prometheus,
       new RegExp(`^service ${ns}/prom:9090 \\(through the apiserver's service proxy\\)$`),
     );
+    const direct = { AIOPS_PROMETHEUS_URL: prometheus.url };
+    const flagWins = await run([...args, ...viaProxy, '-o', 'json'], direct);
+    assert.equal(flagWins.code, 0, flagWins.stderr);
+    assert.equal(
+      (JSON.parse(flagWins.stdout) as SimulationView).prometheus,
+      view.prometheus,
+      'the flag wins',
+    );
 
     // A task from a file: nothing but Prometheus is read, with the impersonated user's rights.
     const file = join(mkdtempSync(join(tmpdir(), 'aiops-simulate-')), 'task.yaml');
@@ -361,6 +371,12 @@ void describe('kubectl aiops simulate', () => {
     const byDefault = JSON.parse(found.stdout) as SimulationView;
     assert.equal(byDefault.prometheus, view.prometheus, "the operator's Prometheus, through the proxy");
     assert.deepEqual(byDefault.summary.actions, { ScaleUp: 5 });
+    // AIOPS_PROMETHEUS_URL in the user's environment comes before the operator's Deployment.
+    const byEnv = await run([...args, '--replicas', '2', '-o', 'json'], direct);
+    assert.equal(byEnv.code, 0, byEnv.stderr);
+    const fromEnv = JSON.parse(byEnv.stdout) as SimulationView;
+    assert.equal(fromEnv.prometheus, prometheus.url.replace(/\/+$/, ''), 'the environment, reached directly');
+    assert.deepEqual(fromEnv.summary.actions, { ScaleUp: 5 });
     const unknown = await run([
       'simulate',
       '-f',
@@ -376,7 +392,7 @@ void describe('kubectl aiops simulate', () => {
     assert.match(
       unknown.stderr,
       new RegExp(
-        `^error: the operator's Prometheus is not known \\(Deployment ${DEFAULT_INSTALL.namespace}/${DEFAULT_INSTALL.deployment}: .*forbidden.*\\): pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url\\n$`,
+        `^error: the operator's Prometheus is not known \\(Deployment ${DEFAULT_INSTALL.namespace}/${DEFAULT_INSTALL.deployment}: .*forbidden.*\\): pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url, or set AIOPS_PROMETHEUS_URL\\n$`,
       ),
     );
   });

@@ -167,11 +167,11 @@ export function buildProgram(io: Io, state: { exitCode: number; errorContext: Er
     .option('--replicas <n>', "replicas the target starts from (default: the target's now)", replicas)
     .option(
       '--prometheus-service <ns/name:port>',
-      "Prometheus Service, reached through the apiserver's service proxy (default: the installed operator's)",
+      "Prometheus Service, reached through the apiserver's service proxy (default: $AIOPS_PROMETHEUS_URL, else the installed operator's)",
     )
     .option(
       '--prometheus-url <url>',
-      'Prometheus base URL, reached directly (instead of --prometheus-service)',
+      'Prometheus base URL, reached directly (instead of --prometheus-service; default $AIOPS_PROMETHEUS_URL)',
     )
     .addHelpText('after', EXAMPLES.simulate)
     .action(runner(async () => (await import('./commands/simulate.ts')).simulate));

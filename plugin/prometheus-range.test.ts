@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { test } from 'node:test';
 import {
+  choosePrometheus,
   parsePrometheusService,
   parsePrometheusUrl,
   parseRangeAnswer,
@@ -140,4 +141,29 @@ test('readRange: one deadline for all pieces; a Prometheus that drops the connec
     readRange({ kind: 'url', url }, 'up', { from, to: from + 3_600_000 }, 5_000),
     /Prometheus at http:\/\/127\.0\.0\.1:\d+ is unreachable/,
   );
+});
+
+test('choosePrometheus: --prometheus-url, --prometheus-service, AIOPS_PROMETHEUS_URL, then the operator', () => {
+  const url = 'http://prom.example:9090';
+  const service = 'monitoring/prometheus-operated:9090';
+  const env = { AIOPS_PROMETHEUS_URL: 'http://127.0.0.1:9091/' };
+  const svc = { namespace: 'monitoring', name: 'prometheus-operated', port: '9090' };
+  const table: [{ url?: string; service?: string }, Record<string, string | undefined>, unknown][] = [
+    [{ url }, env, { kind: 'url', url }],
+    [{ service }, env, { kind: 'service', service: svc }],
+    [{}, env, { kind: 'url', url: 'http://127.0.0.1:9091' }],
+    [{}, { AIOPS_PROMETHEUS_URL: '' }, { kind: 'operator' }],
+    [{}, {}, { kind: 'operator' }],
+    [{ url }, {}, { kind: 'url', url }],
+    [{ service }, {}, { kind: 'service', service: svc }],
+  ];
+  for (const [flags, e, want] of table)
+    assert.deepEqual(choosePrometheus(flags, e), want, JSON.stringify([flags, e]));
+  assert.throws(() => choosePrometheus({ url, service }, env), /cannot be combined: give one/);
+  assert.throws(
+    () => choosePrometheus({}, { AIOPS_PROMETHEUS_URL: 'ftp://prom:9090' }),
+    /invalid AIOPS_PROMETHEUS_URL "ftp:\/\/prom:9090"/,
+  );
+  assert.throws(() => choosePrometheus({ url: 'ftp://x' }, env), /invalid --prometheus-url "ftp:\/\/x"/);
+  assert.throws(() => choosePrometheus({ service: 'nope' }, env), /invalid --prometheus-service "nope"/);
 });

@@ -50,13 +50,45 @@ export function parsePrometheusService(value: string): PrometheusService {
   return { namespace, name: `${scheme}${name}`, port };
 }
 
-/** Checks `--prometheus-url` (http or https, no query); throws UsageError otherwise. */
-export function parsePrometheusUrl(value: string): string {
+/**
+ * Checks a Prometheus URL (http or https, no query) given as `from` (default the flag
+ * `--prometheus-url`; the message names it); throws UsageError otherwise.
+ */
+export function parsePrometheusUrl(value: string, from = '--prometheus-url'): string {
   if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol) || new URL(value).search !== '')
     throw new UsageError(
-      `invalid --prometheus-url "${redactUrl(value)}": use a URL like http://prometheus.example:9090`,
+      `invalid ${from} "${redactUrl(value)}": use a URL like http://prometheus.example:9090`,
     );
   return value.replace(/\/+$/, '');
+}
+
+/** The environment variable the operator reads its Prometheus URL from; simulate's default too. */
+export const PROMETHEUS_URL_ENV = 'AIOPS_PROMETHEUS_URL';
+
+/** Where simulate is told Prometheus is, before any request; `operator`: look it up. */
+export type PrometheusChoice =
+  | { readonly kind: 'url'; readonly url: string }
+  | { readonly kind: 'service'; readonly service: PrometheusService }
+  | { readonly kind: 'operator' };
+
+/**
+ * The precedence of simulate's Prometheus, as kubectl lets the environment default a flag:
+ * `--prometheus-url`, then `--prometheus-service` (the two together are a usage error), then
+ * AIOPS_PROMETHEUS_URL (empty is unset), then the installed operator's (`operator`). A bad
+ * value throws UsageError naming where it came from. Pure.
+ */
+export function choosePrometheus(
+  flags: { readonly url?: string | undefined; readonly service?: string | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+): PrometheusChoice {
+  if (flags.service !== undefined && flags.url !== undefined)
+    throw new UsageError('--prometheus-service and --prometheus-url cannot be combined: give one');
+  if (flags.url !== undefined) return { kind: 'url', url: parsePrometheusUrl(flags.url) };
+  if (flags.service !== undefined) return { kind: 'service', service: parsePrometheusService(flags.service) };
+  const fromEnv = env[PROMETHEUS_URL_ENV];
+  if (fromEnv !== undefined && fromEnv !== '')
+    return { kind: 'url', url: parsePrometheusUrl(fromEnv, PROMETHEUS_URL_ENV) };
+  return { kind: 'operator' };
 }
 
 /**

@@ -20,9 +20,9 @@ import { CliError, ExitCode, RefusedError, UsageError } from '../errors.ts';
 import { parseRequestTimeout } from '../flags.ts';
 import { Resources } from '../kinds.ts';
 import {
+  choosePrometheus,
   describeSource,
-  parsePrometheusService,
-  parsePrometheusUrl,
+  PROMETHEUS_URL_ENV,
   readRange,
   serviceOfUrl,
   type Progress,
@@ -35,8 +35,7 @@ import { renderSimulation, simulationView } from '../simulate-text.ts';
 import { parseWindow, STEP_MS } from '../simulate-window.ts';
 import { taskFromFile } from '../task-file.ts';
 
-/** The environment variable and flag the operator reads its Prometheus URL from. */
-const OPERATOR_URL_ENV = 'AIOPS_PROMETHEUS_URL';
+/** The flag the operator reads its Prometheus URL from (or PROMETHEUS_URL_ENV). */
 const OPERATOR_URL_FLAG = '--prometheus-url=';
 
 interface OperatorDeployment {
@@ -67,27 +66,27 @@ async function loadTask(
 }
 
 /**
- * Where Prometheus is: `--prometheus-service`, `--prometheus-url`, else the Service the
- * installed operator's Prometheus URL names, when the user may read its Deployment.
+ * Where Prometheus is, in choosePrometheus' order: `--prometheus-url`, `--prometheus-service`,
+ * AIOPS_PROMETHEUS_URL, else the Service the installed operator's Prometheus URL names, when
+ * the user may read its Deployment.
  */
 async function prometheusSource(
   ctx: CommandContext,
   opts: Record<string, unknown>,
 ): Promise<PrometheusSource> {
-  const service = opts['prometheusService'] as string | undefined;
-  const url = opts['prometheusUrl'] as string | undefined;
-  if (service !== undefined && url !== undefined)
-    throw new UsageError('--prometheus-service and --prometheus-url cannot be combined: give one');
-  if (url !== undefined) return { kind: 'url', url: parsePrometheusUrl(url) };
-  if (service !== undefined)
-    return {
-      kind: 'service',
-      service: parsePrometheusService(service),
-      transport: (await ctx.session()).transport,
-    };
+  const choice = choosePrometheus(
+    {
+      url: opts['prometheusUrl'] as string | undefined,
+      service: opts['prometheusService'] as string | undefined,
+    },
+    ctx.io.env,
+  );
+  if (choice.kind === 'url') return choice;
+  if (choice.kind === 'service')
+    return { kind: 'service', service: choice.service, transport: (await ctx.session()).transport };
   const s = await ctx.session();
   const { namespace, deployment } = DEFAULT_INSTALL;
-  const hint = 'pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url';
+  const hint = `pass --prometheus-service NAMESPACE/NAME:PORT or --prometheus-url, or set ${PROMETHEUS_URL_ENV}`;
   let d: OperatorDeployment;
   try {
     d = await new ResourceClient<OperatorDeployment>(s.transport, Resources.deployments).get(
@@ -107,7 +106,7 @@ async function prometheusSource(
       .flatMap((c) => (c.args ?? []).filter((a) => a.startsWith(OPERATOR_URL_FLAG)))
       .map((a) => a.slice(OPERATOR_URL_FLAG.length))[0] ??
     containers
-      .flatMap((c) => (c.env ?? []).filter((e) => e.name === OPERATOR_URL_ENV))
+      .flatMap((c) => (c.env ?? []).filter((e) => e.name === PROMETHEUS_URL_ENV))
       .map((e) => e.value ?? '')[0];
   const found = configured !== undefined ? serviceOfUrl(configured) : undefined;
   if (found === undefined)
