@@ -2,13 +2,14 @@
 // it runs in production: as the shipped install's ServiceAccount with exactly the shipped
 // RBAC (operator-identity.ts), any request that RBAC refuses failing the test when the
 // operator stops; its JSON log lines collected, its /metrics readable, stopped with SIGTERM
-// or killed with SIGKILL.
+// or killed with SIGKILL; optionally in a memory cgroup of the shipped limit, as in its pod.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_INSTALL } from '../../api/install.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { httpsCall } from './https-call.ts';
+import { createMemoryCgroup, type MemoryCgroup } from './memory-cgroup.ts';
 import { operatorKubeconfig, refusals } from './operator-identity.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -56,8 +57,16 @@ export interface OperatorProcessOptions {
    * bound to the aiops-metrics-reader ClusterRole). Default: plain HTTP.
    */
   readonly metrics?: { readonly token: string; readonly ca: string };
-  /** Node options placed before the entry point, e.g. a heap bound (default: none). */
+  /** Node options placed before the entry point, e.g. the image's (default: none). */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Run the operator in a memory cgroup of its own of this many MiB, swap included
+   * (memory-cgroup.ts), as a container limit does: Node sizes its heap from it and the
+   * kernel OOM-kills the operator past it. The cgroup is removed once the operator exited;
+   * `stop` and `kill` throw when it was OOM-killed. Throws when no cgroup can be made.
+   * Default: none (the machine's memory).
+   */
+  readonly memoryLimitMiB?: number;
 }
 
 /**
@@ -91,19 +100,23 @@ export async function startOperatorProcess(
   const fullEnv = { ...process.env, ...TEST_ENV, ...env };
   const kubeconfig = options.kubeconfig ?? (await shippedRole(args, fullEnv));
   const [metricsPort = 0, healthPort = 0] = await freePorts(2);
-  const child = spawn(
-    process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      'cmd/operator.ts',
-      `--kubeconfig=${kubeconfig}`,
-      `--metrics-port=${metricsPort}`,
-      `--health-port=${healthPort}`,
-      '--bind-address=127.0.0.1',
-      ...args,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv },
-  );
+  const argv = [
+    ...(options.nodeArgs ?? []),
+    'cmd/operator.ts',
+    `--kubeconfig=${kubeconfig}`,
+    `--metrics-port=${metricsPort}`,
+    `--health-port=${healthPort}`,
+    '--bind-address=127.0.0.1',
+    ...args,
+  ];
+  const cgroup: MemoryCgroup | undefined =
+    options.memoryLimitMiB === undefined ? undefined : createMemoryCgroup(options.memoryLimitMiB);
+  const [command, commandArgs] = cgroup?.wrap(process.execPath, argv) ?? [process.execPath, argv];
+  const child = spawn(command, commandArgs, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: fullEnv,
+  });
   const logs: Record<string, unknown>[] = [];
   let buf = '';
   child.stdout.on('data', (c: Buffer) => {
@@ -122,7 +135,21 @@ export async function startOperatorProcess(
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  /** Set once the operator exited in its cgroup: why, when the kernel OOM-killed it there. */
+  let oomKilled: string | undefined;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code))).then(
+    async (code) => {
+      if (cgroup === undefined) return code;
+      if (cgroup.oomKills() > 0)
+        oomKilled = `the operator was OOM-killed: it outgrew its ${cgroup.limitMiB} MiB memory cgroup`;
+      await cgroup.remove();
+      return code;
+    },
+  );
+  /** Throws when the operator was OOM-killed in its memory cgroup. */
+  const memoryHeld = (): void => {
+    if (oomKilled !== undefined) throw new Error(oomKilled);
+  };
   /** Throws with the refused requests when the operator ran as the shipped role and had any. */
   const rbacHeld = (): void => {
     if (options.kubeconfig !== undefined) return;
@@ -134,13 +161,24 @@ export async function startOperatorProcess(
   };
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`operator exited with ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await exited;
+      throw new Error(
+        `operator exited with ${child.exitCode ?? child.signalCode}${oomKilled === undefined ? '' : ` (${oomKilled})`}: ${stderr}`,
+      );
+    }
     const ok = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
       (r) => r.ok,
       () => false,
     );
     if (ok) break;
-    if (Date.now() > deadline) throw new Error(`operator not ready in 120 s: ${stderr}`);
+    if (Date.now() > deadline) {
+      if (cgroup !== undefined) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      throw new Error(`operator not ready in 120 s: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
@@ -171,12 +209,14 @@ export async function startOperatorProcess(
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
+      memoryHeld();
       rbacHeld();
       return code;
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
+      memoryHeld();
       rbacHeld();
     },
   };
