@@ -4,8 +4,8 @@
 // ReplicaSets, and the lists paged by DEFAULT_PAGE_BYTES (nodes, Events, ControllerRevisions:
 // operator/edges/node-snapshots.test.ts checks the node view uses it); and the answer bound
 // of a page holds such a page.
-// test/attacks/big-status.test.ts and other-kinds.test.ts show the operator starting under the
-// shipped memory limit's heap bound with such objects on a live cluster.
+// test/attacks/big-status.test.ts and other-kinds.test.ts show the operator starting in a
+// memory cgroup of the shipped limit with such objects on a live cluster.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -35,7 +35,7 @@ export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
  * Most JSON one page of the AITask cache's LIST may carry: 16 MiB. A page is read whole
  * before it is parsed, so its text, its parsed objects and each object's size check are
  * alive at once (about three times the text): at most ~50 MiB of the operator's
- * 288 MiB heap bound (three quarters of the shipped 384 Mi limit), at its first list too.
+ * ~259 MiB V8 heap (what Node 24 derives under the shipped 384 Mi limit), at its first list too.
  */
 export const TASK_PAGE_BYTES = 16 * 1024 * 1024;
 

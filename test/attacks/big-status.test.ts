@@ -5,9 +5,9 @@
 // 422 at the door, a 1.3 MB status.message included; and the AITask cache lists in pages
 // whose worst case fits the heap (operator/runtime/trim.ts TASK_PAGE_SIZE), so even tasks
 // filled to the most the CRD and etcd allow (32 conditions of 32,768 characters and a
-// 200 KiB annotation, ~1.3 MB each) do not stop the operator. The operator runs with the
-// stage's heap bound from the shipped memory limit, so running out of it crashes the
-// process and fails the test. A node carrying the cordon mark of a deleted task makes the
+// 200 KiB annotation, ~1.3 MB each) do not stop the operator. The operator runs in the
+// stage's memory cgroup of the shipped limit, its heap sized from it as in the pod, so
+// running out of either kills the process and fails the test. A node carrying the cordon mark of a deleted task makes the
 // restarted leader's mark sweep confirm the orphan by listing every AITask, which it reads a
 // page at a time keeping only references (operator/mark-sweep.ts). Last, the upgrade: a status written past today's bounds under
 // the unbounded CRD stays writable once the bounds arrive (the apiserver ratchets unchanged
@@ -27,7 +27,6 @@ import * as v2 from '../../api/schema/v2.ts';
 import { installCRD } from '../../scripts/lib/crd-install.ts';
 import { eventually } from '../support/operator.ts';
 import { createFullTasks } from './full-tasks.ts';
-import { HEAP_BOUND_MIB } from './stage.ts';
 import { useStage } from './use-stage.ts';
 
 const { stage, undisturbed } = useStage();
@@ -174,7 +173,7 @@ test('mallory cannot write any status field past its bound, at any version: each
 /** AITasks mallory fills to the most the CRD allows. */
 const TASKS = 100;
 
-test(`${TASKS} AITasks filled to the CRD's bounds: the operator restarts under its heap bound and alice's task still reconciles`, async (t) => {
+test(`${TASKS} AITasks filled to the CRD's bounds: the operator restarts under the shipped memory limit and alice's task still reconciles`, async (t) => {
   const m = stage.mallory;
   const bytes = await createFullTasks(m, TASKS);
   t.diagnostic(
@@ -195,10 +194,10 @@ test(`${TASKS} AITasks filled to the CRD's bounds: the operator restarts under i
     },
   });
 
-  // The operator's start reads them all before it is ready; with the heap bound, a list page
-  // that does not fit crashes it and restartOperator throws.
+  // The operator's start reads them all before it is ready; under the memory limit, a list
+  // page that does not fit kills it and restartOperator throws.
   await stage.restartOperator();
-  t.diagnostic(`operator restarted with --max-old-space-size=${HEAP_BOUND_MIB}`);
+  t.diagnostic(`operator restarted under the shipped memory limit, V8 heap limit ${stage.heapLimitMiB} MiB`);
   await eventually(
     "the orphaned mark to be released by the new leader's sweep",
     async () => {

@@ -4,7 +4,7 @@
 // the operator reads the nodes from one list shared by all of them per period, so the node
 // LISTs the apiserver counts follow the clock, not the number of tasks or evaluations, and a
 // refused task comes back at its interval like any other requeue. Played with mallory's own
-// token against the operator under the CSV's RBAC and its shipped memory limit as a heap bound.
+// token against the operator under the CSV's RBAC and in a memory cgroup of its shipped limit.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -4,7 +4,7 @@
 // carry the operator's own mark for each task, from the node view it shares with every
 // reader: the apiserver answers no GET for a made-up name, and alice's spec change meanwhile
 // is observed as promptly as ever. Played with mallory's own token against the operator
-// under the CSV's RBAC and its shipped memory limit as a heap bound.
+// under the CSV's RBAC and in a memory cgroup of its shipped limit.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -7,7 +7,7 @@
 // larger than any real one. The operator reads those kinds a page at a time (page sizes from
 // a byte budget per kind), keeps only what it reads of each (operator/runtime/trim.ts), and
 // refuses the oversized selectors, saying so in the status of the tasks that target them.
-// Under the shipped memory limit's heap bound, a restart with all of it in place gets ready,
+// In a memory cgroup of the shipped limit, a restart with all of it in place gets ready,
 // its resident memory stays under the limit, and alice's task is still evaluated on time
 // (stage.ts `bystander`).
 
@@ -23,7 +23,7 @@ import {
 } from '../support/workloads.ts';
 import { eventually } from '../support/operator.ts';
 import { createFullTasks } from './full-tasks.ts';
-import { HEAP_BOUND_MIB, LOAD, loadTask } from './stage.ts';
+import { LOAD, loadTask } from './stage.ts';
 import { useStage } from './use-stage.ts';
 
 const { stage, undisturbed } = useStage();
@@ -118,10 +118,10 @@ test(`one namespace with ${TASKS} AITasks filled to the CRD's bounds, ${COUNT} b
     `${COUNT} pods, ${COUNT} deployments and ${STATEFUL_SETS} statefulsets of ~${FILLER_BYTES} bytes each and ${TASKS} tasks of ~${taskBytes} bytes created`,
   );
 
-  // Every start lists every Deployment and StatefulSet before it is ready; with the heap
-  // bound, a page that does not fit crashes the operator and restartOperator throws.
+  // Every start lists every Deployment and StatefulSet before it is ready; under the memory
+  // limit, a page that does not fit kills the operator and restartOperator throws.
   await stage.restartOperator();
-  t.diagnostic(`operator restarted with --max-old-space-size=${HEAP_BOUND_MIB}`);
+  t.diagnostic(`operator restarted under the shipped memory limit, V8 heap limit ${stage.heapLimitMiB} MiB`);
   const op = stage.operator;
 
   for (const [task, kind, resource] of [

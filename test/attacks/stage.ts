@@ -1,7 +1,8 @@
 // The stage the attack suites play on: a control plane of their own (so the AITask CRD's
 // conversion can point at the operator's hosted webhook, as on a real install), the operator
 // as deployed — one process hosting controller and webhook, run with the image's Node flags and
-// environment under a heap bound from the shipped memory limit, authenticated as a ServiceAccount
+// environment in a memory cgroup of the shipped memory limit (Node sizes its heap from it as in
+// the pod, and the kernel OOM-kills it past the limit), authenticated as a ServiceAccount
 // holding exactly the CSV's permissions, /metrics over HTTPS behind TokenReview — a real
 // Prometheus, a scraper bound to the shipped metrics reader role, and two tenants, each a
 // ServiceAccount that may only write AITasks (status included), Deployments, StatefulSets
@@ -39,15 +40,9 @@ import { startCluster, type Cluster } from '../harness/cluster.ts';
 import { csvInstallSpec, installAsOLM } from '../olm/install-as-olm.ts';
 import { serviceAccountKubeconfig } from '../support/operator-identity.ts';
 import { imageRuntime } from '../support/image-runtime.ts';
+import { heapLimitUnder } from '../support/memory-cgroup.ts';
 import { deployment } from '../support/workloads.ts';
 import { eventually, startOperatorProcess, type OperatorProcess } from '../support/operator.ts';
-
-/**
- * The operator's V8 heap bound here: three quarters of the shipped container's memory limit
- * (the rest is code, buffers and TLS outside the heap), so growth that would get the pod
- * OOM-killed crashes the operator and fails the suite instead of only slowing it.
- */
-export const HEAP_BOUND_MIB = Math.floor((OPERATOR_MEMORY_LIMIT_MIB * 3) / 4);
 
 /** The image's Node flags and environment (its young generation and malloc settings), which the operator runs with here. */
 const IMAGE = imageRuntime(readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8'));
@@ -77,9 +72,15 @@ export interface Stage {
   /** The operator process now running (restartOperator replaces it). */
   readonly operator: OperatorProcess;
   /**
-   * Stops the operator (SIGTERM) and starts it again as it was started, heap bound
-   * included; resolves once the new one answers /readyz. Throws if the old one's requests
-   * were refused by the shipped RBAC or the new one does not get ready.
+   * The V8 heap limit (heap_size_limit, MiB) Node gives itself with the image's flags in the
+   * operator's memory cgroup of OPERATOR_MEMORY_LIMIT_MIB: ~259 of 384 on Node 24.
+   */
+  readonly heapLimitMiB: number;
+  /**
+   * Stops the operator (SIGTERM) and starts it again as it was started, in a memory cgroup
+   * of the shipped limit again; resolves once the new one answers /readyz. Throws if the old
+   * one's requests were refused by the shipped RBAC or it was OOM-killed, or the new one
+   * does not get ready.
    */
   restartOperator(): Promise<void>;
   /** The tenant that attacks. */
@@ -208,6 +209,12 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
     rmSync(dir, { recursive: true, force: true });
   };
   try {
+    const heapLimitMiB = Math.round(
+      (await heapLimitUnder(OPERATOR_MEMORY_LIMIT_MIB, IMAGE.nodeFlags)) / 2 ** 20,
+    );
+    process.stderr.write(
+      `[stage] the operator runs in a ${OPERATOR_MEMORY_LIMIT_MIB} MiB memory cgroup: V8 heap limit ${heapLimitMiB} MiB\n`,
+    );
     const cluster = await startCluster({ log, nodes: opts.nodes ?? 2 });
     stops.push(() => cluster.stop());
     const admin = await KubeTransport.create({ kubeconfig: cluster.kubeconfigPath });
@@ -266,7 +273,8 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
         {
           kubeconfig: operatorKubeconfig,
           metrics: scraper,
-          nodeArgs: [...IMAGE.nodeFlags, `--max-old-space-size=${HEAP_BOUND_MIB}`],
+          nodeArgs: IMAGE.nodeFlags,
+          memoryLimitMiB: OPERATOR_MEMORY_LIMIT_MIB,
         },
       );
     let operator = await start();
@@ -279,6 +287,7 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       nodes: new ResourceClient<Node>(admin, Resources.nodes),
       prometheus,
       exporter,
+      heapLimitMiB,
       get operator() {
         return operator;
       },
