@@ -1,9 +1,10 @@
 // `npm start`: aiops on a local embedded cluster, the way a user would run it. Starts (or
 // reuses) the persistent harness cluster (`npm run cluster -- up`), a real Prometheus
-// scraping a small demo exporter (routed as service aiops-system/prometheus, as an installed
-// operator would name it: lib/prometheus-service.ts), the operator process with the
-// conversion webhook hosted in it; once the webhook answers it installs the CRD pointing at it, waits for the
-// operator's /readyz, applies config/samples/ with kubectl and lists the AITasks.
+// scraping a small demo exporter (its loopback URL recorded in the cluster dir, so `npm run
+// cluster -- env` exports it as AIOPS_PROMETHEUS_URL for kubectl aiops simulate:
+// lib/start-record.ts), the operator process with the conversion webhook hosted in it; once
+// the webhook answers it installs the CRD pointing at it, waits for the operator's /readyz,
+// applies config/samples/ with kubectl and lists the AITasks.
 //
 // Every stage announces itself on stderr. A failure prints one line (what failed, how to
 // fix it) and stops every process this command started; so do Ctrl-C, SIGTERM and SIGHUP
@@ -13,7 +14,7 @@
 //   curl -X POST 'localhost:9464/load?value=0.95'      (port: AIOPS_DEMO_PORT)
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { buildCRD } from '../api/crd.ts';
@@ -25,7 +26,7 @@ import { installCRD } from './lib/crd-install.ts';
 import { startDemoExporter } from './lib/demo-exporter.ts';
 import { freePorts } from './lib/ports.ts';
 import { ensurePrometheus, startPrometheus } from './lib/prometheus.ts';
-import { hostAddress, PROMETHEUS_SERVICE, publishPrometheus, startRelay } from './lib/prometheus-service.ts';
+import { removeStartRecord, writeStartRecord } from './lib/start-record.ts';
 import { waitForHttp, StartupError } from './lib/startup.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -48,10 +49,13 @@ function shutdown(code: number): Promise<never> {
   })();
   return shuttingDown;
 }
+/** The exit code of a stopping signal (SIGINT 130, SIGTERM and SIGHUP 143); undefined for any other. */
+const signalCode = (signal: unknown): number | undefined =>
+  signal === 'SIGINT' ? 130 : signal === 'SIGTERM' || signal === 'SIGHUP' ? 143 : undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
   process.on(sig, () => {
     say(`${sig}: stopping what npm start started (the cluster keeps running)`);
-    void shutdown(sig === 'SIGINT' ? 130 : 143);
+    void shutdown(signalCode(sig) ?? 143);
   });
 
 /** A child process as a Running: SIGTERM, SIGKILL after 10 s, resolved once it has exited. */
@@ -111,31 +115,6 @@ async function ensureOperatorNamespace(transport: KubeTransport): Promise<void> 
     });
 }
 
-/**
- * Makes Prometheus the Service `aiops-system/prometheus:9090` an installed operator would be
- * configured with (lib/prometheus-service.ts), so `kubectl aiops simulate` needs no flag; on a
- * host with no non-loopback IPv4 address the apiserver cannot proxy to it, and it says so.
- */
-async function publish(transport: KubeTransport, prometheusUrl: string): Promise<void> {
-  const ip = hostAddress();
-  if (ip === undefined) {
-    say(`no non-loopback IPv4 address: kubectl aiops simulate needs --prometheus-url=${prometheusUrl}`);
-    return;
-  }
-  const target = new URL(prometheusUrl);
-  const relay = await startRelay(ip, { host: target.hostname, port: Number(target.port) });
-  started.push({ name: 'Prometheus relay', stop: () => relay.close() });
-  await publishPrometheus(transport, ip, relay).catch((err: unknown) => {
-    throw new StartupError(
-      `routing service ${DEFAULT_INSTALL.namespace}/${PROMETHEUS_SERVICE.name} to Prometheus failed: ${(err as Error).message}`,
-      'check the cluster: npm run cluster -- status',
-    );
-  });
-  say(
-    `Prometheus is service ${DEFAULT_INSTALL.namespace}/${PROMETHEUS_SERVICE.name}:${PROMETHEUS_SERVICE.port} through the apiserver's service proxy (kubectl aiops simulate's default)`,
-  );
-}
-
 async function main(): Promise<void> {
   const kubeconfig = await clusterUp();
 
@@ -149,11 +128,13 @@ async function main(): Promise<void> {
   const prometheus = await startPrometheus([`127.0.0.1:${demoPort}`]);
   started.push({ name: 'Prometheus', stop: () => prometheus.stop() });
   say(`Prometheus ${prometheus.url} scraping the demo exporter on :${demoPort}`);
+  const clusterDir = dirname(kubeconfig);
+  writeStartRecord(clusterDir, prometheus.url);
+  started.push({ name: 'cluster env record', stop: () => removeStartRecord(clusterDir) });
 
   say('stage operator: starting the operator with the conversion webhook in its process');
   const transport = await KubeTransport.create({ kubeconfig });
   await ensureOperatorNamespace(transport);
-  await publish(transport, prometheus.url);
   const certs = createServingCert(join(root, 'node_modules/.cache/aiops-local-webhook'));
   const [webhookPort = 0, metricsPort = 0, healthPort = 0] = await freePorts(3);
   // prettier-ignore
@@ -213,7 +194,9 @@ async function main(): Promise<void> {
   say(
     `running: operator metrics http://127.0.0.1:${metricsPort}/metrics, health http://127.0.0.1:${healthPort}/healthz`,
   );
-  say(`in another shell: export KUBECONFIG=${kubeconfig}; kubectl get at -A -w`);
+  say(
+    `in another shell: eval "$(npm run -s cluster -- env)" (KUBECONFIG=${kubeconfig}, AIOPS_PROMETHEUS_URL=${prometheus.url}); kubectl get at -A -w`,
+  );
   say(`push the demo metric over the threshold: curl -X POST 'localhost:${demoPort}/load?value=0.95'`);
   say('Ctrl-C stops the operator, Prometheus and the exporter; `npm run cluster -- down` stops the cluster');
   await operatorExit;
@@ -221,6 +204,13 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (shuttingDown) return;
+  // Ctrl-C reaches a child run synchronously (openssl) with this process: the child's death
+  // surfaces here before the signal's handler runs. It is a stop, not a failure.
+  const stopped = signalCode((err as { signal?: unknown } | undefined)?.signal);
+  if (stopped !== undefined) {
+    void shutdown(stopped);
+    return;
+  }
   if (err instanceof StartupError) say(`${err.message}; ${err.fix}`);
   else say(`failed: ${err instanceof Error ? err.message : String(err)}`);
   void shutdown(1);

@@ -12,6 +12,7 @@ import { startLocalPrometheus } from './local-prometheus.ts';
 import { olmMissing } from './olm.ts';
 import { probe } from './kube-http.ts';
 import { BUILD_SCRIPT, defaultBinDir, missingBinaries, persistentClusterDir } from './paths.ts';
+import { prometheusEnvLine, readStartRecord } from '../../scripts/lib/start-record.ts';
 import { componentLiveness, readState, writeState, type CliState } from './state.ts';
 
 const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm] [--prometheus]|down|env|status>
@@ -24,7 +25,8 @@ const USAGE = `usage: npm run cluster -- <up [--real-node] [--olm] [--prometheus
                        --real-node on 10.250.0.1:9090 (where the node's Pods reach the host);
                        prints its URL (port: AIOPS_PROMETHEUS_PORT, 0 = a free one)
   down    stop every process recorded in the state file and remove the cluster dir
-  env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs)
+  env     print export KUBECONFIG=... for the running cluster (exit 1 if none runs), and
+          export AIOPS_PROMETHEUS_URL=http://127.0.0.1:PORT while npm start runs on it
   status  list the processes, say whether the cluster runs (exit 0 running, 1 degraded, 3 not running)
 env: AIOPS_CACHE (default ~/.cache/aiops), AIOPS_BIN_DIR (default $AIOPS_CACHE/bin),
      AIOPS_CLUSTER_DIR (default $AIOPS_CACHE/cluster)`;
@@ -219,6 +221,8 @@ export async function main(args: readonly string[]): Promise<number> {
         return 1;
       }
       process.stdout.write(exportLine(state.kubeconfigPath) + '\n');
+      const started = readStartRecord(dir);
+      if (started) process.stdout.write(prometheusEnvLine(started) + '\n');
       return 0;
     }
     default:

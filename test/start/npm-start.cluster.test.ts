@@ -12,7 +12,9 @@
 // breach (every Deployment Ready on the kwok nodes, which stay Ready past the node lifecycle
 // controller's grace period), and the operator started clean (no watch failure: it waited for
 // the CRD it started before); and `kubectl aiops simulate` replays web-load's recorded metric
-// with no Prometheus flag, through the service proxy npm start routes to its Prometheus.
+// with no Prometheus flag: the block's `eval "$(npm run -s cluster -- env)"` exported
+// AIOPS_PROMETHEUS_URL, npm start's Prometheus on loopback, which `env` prints no more once
+// npm start has stopped.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -318,6 +320,12 @@ function warningLines(console: string): string[] {
     );
 }
 
+/** What `npm run -s cluster -- env` prints for the test's cluster. */
+async function clusterEnv(): Promise<string> {
+  const env = { ...process.env, AIOPS_CLUSTER_DIR: clusterDir };
+  return (await execAsync('npm', ['run', '-s', 'cluster', '--', 'env'], { cwd: root, env })).stdout;
+}
+
 const describeLeft = (pids: number[]): string =>
   pids.map((p) => `${p}: ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ')}`).join('\n');
 
@@ -418,11 +426,13 @@ describe('npm start', { concurrency: false }, () => {
     ]);
     let walk: Walkthrough | undefined;
     let cache: { replicas: number | undefined; blockedBy: string | undefined } | undefined;
+    let envWhileUp = '';
     const run = await npmStart({
       interruptOn: /\[aiops\] Ctrl-C stops/,
       whenReady: async (demoPort) => {
         walk = await demoWalkthrough(demoPort);
         cache = await cacheScaledToItsBound();
+        envWhileUp = await clusterEnv();
       },
     });
     assert.ok(walk, 'the walkthrough ran');
@@ -448,7 +458,9 @@ describe('npm start', { concurrency: false }, () => {
     assert.doesNotMatch(health, /=False/);
     assert.match(walk.output, /demo_load\{deployment="web"\} = 0\.95/, 'the curl moved the metric');
     assert.match(walk.output, /aitask "web-load" in namespace "demo" is /, 'explain-phase explains web-load');
-    // simulate, with no flag, read the metric through the service proxy npm start routed.
+    // simulate, with no flag, read the metric from the Prometheus `cluster env` exported.
+    assert.match(envWhileUp, /^export AIOPS_PROMETHEUS_URL=http:\/\/127\.0\.0\.1:\d+$/m, envWhileUp);
+    assert.doesNotMatch(await clusterEnv(), /AIOPS_PROMETHEUS_URL/, 'not once npm start stopped');
     const replayed = /^AITask demo\/web-load replayed over .* \(.*, (\d+) samples? every 15s\)$/m.exec(
       walk.output,
     );
