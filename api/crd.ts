@@ -143,7 +143,12 @@ export function objectSchema(version: VersionName): JSONSchemaProps {
 function printerColumns(version: VersionName): PrinterColumn[] {
   const c = columns[version];
   return [
-    { name: 'Target', type: 'string', jsonPath: c.target, description: 'Workload being watched (spec.target.kind says which)' },
+    {
+      name: 'Target',
+      type: 'string',
+      jsonPath: c.target,
+      description: 'Workload being watched (spec.target.kind says which)',
+    },
     { name: 'Threshold', type: c.thresholdType, jsonPath: c.threshold, description: 'Breach threshold' },
     { name: 'Action', type: 'string', jsonPath: c.action, description: 'Remediation on breach' },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase' },
