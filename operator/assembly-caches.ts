@@ -31,7 +31,7 @@ export interface Caches {
 /** What starting, syncing, health and the cache metrics read of each cache. */
 export type CacheView = Pick<
   Informer<KubeObject>,
-  'start' | 'stop' | 'waitForSync' | 'synced' | 'failing' | 'size' | 'bytes' | 'refusedBy'
+  'start' | 'stop' | 'waitForSettled' | 'settled' | 'failing' | 'size' | 'bytes' | 'refusedBy'
 >;
 
 /** Every cache by its resource's plural (aitasks, deployments, statefulsets). */
@@ -155,7 +155,7 @@ export function buildCaches(d: CacheDeps): Caches {
  * The cache of the targets of `kind`: pages whose worst case fits the heap, a selector no
  * larger than a real one, and a byte budget in all and per namespace (target-kinds.ts); a
  * refused object is said in the status of the AITasks that target it (observe.ts), which are
- * reconciled at once. An added or deleted target, or a change of its replicas, reconciles
+ * reconciled at once; so is a kind the operator may not list (onForbidden). An added or deleted target, or a change of its replicas, reconciles
  * the AITasks that name it.
  */
 function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.AITask>): Informer<Workload> {
@@ -174,6 +174,14 @@ function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.A
     maxNamespaceBytes: rules.namespaceCacheBytes,
     pageSize: pageSizeFor(rules.pageBytes),
     onError: onError(d.log, plural),
+    // An admin may leave a kind out of the operator's ClusterRole: the operator then runs
+    // without it, and the AITasks that target it say the missing grant (observe.ts).
+    onForbidden: (err) =>
+      d.log.warn('not allowed to list and watch a target kind; its AITasks report TargetRefused', {
+        resource: plural,
+        group: rules.resource.group,
+        error: err.message,
+      }),
   });
   cache.on({
     add: enqueueTasksOf,

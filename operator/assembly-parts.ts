@@ -124,7 +124,7 @@ export function controllerPart(controller: Controller, caches: Caches): Runnable
     startAfter: [PART.leaderElection],
     async run(signal, ready) {
       await Promise.race([
-        Promise.all(Object.values(everyCache(caches)).map((c) => c.waitForSync())),
+        Promise.all(Object.values(everyCache(caches)).map((c) => c.waitForSettled())),
         aborted(signal),
       ]);
       if (!signal.aborted) {

@@ -142,7 +142,7 @@ function healthOf(caches: Caches, leading: boolean): OperatorHealth {
     .filter((f): f is [string, string] => f[1] !== undefined);
   return {
     leading,
-    synced: all.every(([, c]) => c.synced),
+    synced: all.every(([, c]) => c.settled),
     failing:
       failing.length > 0 ? failing.map(([kind, err]) => `watching ${kind}: ${err}`).join('; ') : undefined,
   };
@@ -159,7 +159,7 @@ async function listen(
   const authorizer = new MetricsAuthorizer(transport);
   return startServers(
     {
-      ready: () => Object.values(everyCache(caches)).every((c) => c.synced) && (o.hostedReady?.() ?? true),
+      ready: () => Object.values(everyCache(caches)).every((c) => c.settled) && (o.hostedReady?.() ?? true),
       registry,
     },
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },

@@ -56,3 +56,18 @@ test('a missing target is TargetNotFound; one the cache refused is TargetRefused
     { found: true, replicas: 3 },
   );
 });
+
+test('a target kind the operator may not list is TargetRefused, naming the missing grant', () => {
+  const grant =
+    'the operator may not list and watch deployments in API group apps (forbidden); an admin grants them in its ClusterRole';
+  const sources: TargetSources = {
+    taskCache,
+    allowCrossNamespace: false,
+    targets: { refusal: () => undefined, forbidden: () => grant },
+  };
+  assert.deepEqual(observeTarget(sources, 'ns/t', task, undefined), {
+    found: false,
+    reason: 'TargetRefused',
+    message: `Deployment ns/web is not read by the operator (Forbidden): ${grant}`,
+  });
+});

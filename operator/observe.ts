@@ -21,14 +21,20 @@ export interface TargetSources {
   readonly taskCache: Informer<v2.AITask>;
   /** Allow targets outside the AITask's namespace (default false: refused). */
   readonly allowCrossNamespace: boolean;
-  /** Why a target cache refused the object a task names (TargetCaches.refusal); default none. */
-  readonly targets?: { refusal(task: v2.AITask): Refusal | undefined };
+  /**
+   * Why a target cache refused the object a task names (TargetCaches.refusal), or may not
+   * read its kind at all (TargetCaches.forbidden); default none.
+   */
+  readonly targets?: {
+    refusal(task: v2.AITask): Refusal | undefined;
+    forbidden?(task: v2.AITask): string | undefined;
+  };
 }
 
 /**
  * The target of the AITask `key` as `decide` sees it: not found when the workload is
  * missing, when the cache refused it (TargetRefused: too large, a selector past the bound,
- * or the cache's budget spent), when the task may not target it (CrossNamespaceRefused), or
+ * or the cache's budget spent) or may not read its kind (TargetRefused: Forbidden), when the task may not target it (CrossNamespaceRefused), or
  * when an older task that may act on it owns it (DuplicateTarget); else its desired replicas
  * (default 1).
  */
@@ -42,6 +48,13 @@ export function observeTarget(
   if (!mayTarget(task, s.allowCrossNamespace))
     return { found: false, reason: 'CrossNamespaceRefused', message: crossNamespaceRefusal(task) };
   if (!workload) {
+    const forbidden = s.targets?.forbidden?.(task);
+    if (forbidden !== undefined)
+      return {
+        found: false,
+        reason: 'TargetRefused',
+        message: `${ref} is not read by the operator (Forbidden): ${forbidden}`,
+      };
     const refused = s.targets?.refusal(task);
     return refused !== undefined
       ? {

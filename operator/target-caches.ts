@@ -8,6 +8,7 @@ import type * as v2 from '../api/schema/v2.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Workload } from './runtime/kinds.ts';
+import { TARGET_KINDS } from './runtime/target-kinds.ts';
 
 /** The parts of an AITask that name its target. */
 type Targeting = Pick<v2.AITask, 'metadata' | 'spec'>;
@@ -18,6 +19,8 @@ export interface TargetReader {
   get(task: Targeting): Workload | undefined;
   /** Why the cache refused the object `task`'s spec.target names, if it did. */
   refusal(task: Targeting): Refusal | undefined;
+  /** Why the operator may not read targets of `task`'s kind at all (a missing grant), if so. */
+  forbidden(task: Targeting): string | undefined;
 }
 
 /** The AITask cache's `target` index key of the `kind` object cached under `key` (namespace/name). */
@@ -45,5 +48,13 @@ export class TargetCaches implements TargetReader {
 
   refusal(task: Targeting): Refusal | undefined {
     return this.byKind[task.spec.target.kind].refusal(targetKey(task));
+  }
+
+  forbidden(task: Targeting): string | undefined {
+    const kind = task.spec.target.kind;
+    const why = this.byKind[kind].forbidden;
+    if (why === undefined) return undefined;
+    const { plural, group } = TARGET_KINDS[kind].resource;
+    return `the operator may not list and watch ${plural} in API group ${group} (${why}); an admin grants them in its ClusterRole`;
   }
 }

@@ -4,13 +4,16 @@
 // exponential backoff after errors (including an apiserver that went away), and a stall
 // watchdog aborts a watch that stays silent past its own timeout. A resource not served yet
 // (404 before the first list: its CRD is not installed or not established) is waited for
-// quietly, polled at most every 5 s, and reported once through `onNotServed`.
+// quietly, polled at most every 5 s, and reported once through `onNotServed`. A resource the
+// operator may not list (403 before the first list, with `onForbidden`: an admin has not
+// granted that kind) settles the cache as forbidden instead of failing: readers say so, and
+// the list is retried with the capped backoff until the grant comes.
 // Every object passes the transform (trim.ts) before it is cached; one past the byte budget
 // (cache-budget.ts: its own size, the cache's or its namespace's) or one `admit` turns away
 // is refused: not cached, counted by reason, reported, and remembered by key so a reader can
 // say why it is missing (`refusal`).
 
-import { GoneError, ApiError, NotFoundError } from '../../lib/kube/errors.ts';
+import { ForbiddenError, GoneError, ApiError, NotFoundError } from '../../lib/kube/errors.ts';
 import { pause } from '../../lib/kube/retry-after.ts';
 import {
   DEFAULT_PAGE_BYTES,
@@ -18,82 +21,13 @@ import {
   type ResourceClient,
   type WatchEvent,
 } from '../../lib/kube/resources.ts';
-import type { ObjectMeta } from '../../api/schema/common.ts';
 import { CacheBudget, MAX_REFUSALS_KEPT, type Refusal, type RefusalReason } from './cache-budget.ts';
-import { CacheIndexes, type Indexers } from './cache-index.ts';
+import { CacheIndexes } from './cache-index.ts';
+import type { InformerHandlers, InformerOptions, KubeObject } from './informer-options.ts';
 import { StringPool } from './intern.ts';
 import { jsonBytes } from './trim.ts';
 
-/** What an informer caches: an object with metadata. */
-export interface KubeObject {
-  metadata: ObjectMeta;
-}
-
-/** Change callbacks; `update` fires only when the resourceVersion moved. */
-export interface InformerHandlers<T> {
-  add?(obj: T): void;
-  update?(oldObj: T, newObj: T): void;
-  delete?(obj: T): void;
-}
-
-/** Options of Informer. */
-export interface InformerOptions<T> {
-  /** Namespace to watch; undefined = all namespaces. */
-  readonly namespace?: string;
-  readonly labelSelector?: string;
-  /** Secondary indexes: index name → function returning the index values of an object. */
-  readonly indexers?: Indexers<T>;
-  /** Applied to every object before caching (default: `slimMetadata`); may return a new object. */
-  readonly transform?: (obj: T) => T;
-  /**
-   * Largest transformed object cached, in bytes of its JSON (default: no bound). A larger one
-   * is refused: not cached (dropped from the cache, with a `delete` callback, if an earlier
-   * version was cached) and passed to `onRefused`.
-   */
-  readonly maxObjectBytes?: number;
-  /**
-   * Refuses a transformed object for what it holds (a message saying why), or admits it
-   * (undefined); default: every object is admitted. Refused as NotAdmitted.
-   */
-  readonly admit?: (obj: T) => string | undefined;
-  /**
-   * Bytes of transformed objects (JSON) the cache holds in all, and of one namespace's
-   * objects (defaults: no bound). An object that would take the cache or its namespace past
-   * its budget is refused as CacheFull (an earlier version is dropped) until it is seen again
-   * with room: its next change, or a relist.
-   */
-  readonly maxCacheBytes?: number;
-  readonly maxNamespaceBytes?: number;
-  /** Called with each refused object (transformed), its size in bytes and why; must not throw. */
-  readonly onRefused?: (obj: T, bytes: number, refusal: Refusal) => void;
-  /** Where the strings of cached objects are interned (default: one pool shared by all informers). */
-  readonly strings?: StringPool;
-  /**
-   * Objects per list page (default pageSizeFor(DEFAULT_PAGE_BYTES), 10); pages are cached one
-   * by one, never held all at once, each page's answer bounded (ResourceClient.page).
-   */
-  readonly pageSize?: number;
-  /** Reconnect backoff: first delay in ms (default 800), cap in ms (default 30 000), jittered ±50 %. */
-  readonly backoffBaseMs?: number;
-  readonly backoffMaxMs?: number;
-  /** Server-side watch timeout in s (default random 60-120); the watchdog fires 30 s after it. */
-  readonly watchTimeoutSeconds?: number;
-  /**
-   * Called on every list/watch failure (the informer keeps retrying) with the number of
-   * failures in a row, this one included (1 for the first since a watch was last accepted):
-   * from FAILING_AFTER on, `failing` reports it.
-   */
-  readonly onError?: (err: unknown, failuresInARow: number) => void;
-  /**
-   * Called once, instead of `onError`, when the first list finds the resource not served
-   * (404: its CRD is not installed yet); the informer then polls for it (at most every
-   * `notServedPollMs`) without further calls until it is served. Without it a 404 is an
-   * error like any other. A 404 after the first list (the CRD deleted) goes to `onError`.
-   */
-  readonly onNotServed?: (err: NotFoundError) => void;
-  /** Longest wait between tries while the resource is not served (default 5 000 ms). */
-  readonly notServedPollMs?: number;
-}
+export type { InformerHandlers, InformerOptions, KubeObject } from './informer-options.ts';
 
 /** The namespace/name key of an object (name alone for cluster-scoped objects). */
 export function objectKey(obj: KubeObject): string {
@@ -143,6 +77,9 @@ export class Informer<T extends KubeObject> {
   #resourceVersion = '';
   #synced = false;
   #syncWaiters: (() => void)[] = [];
+  #settleWaiters: (() => void)[] = [];
+  /** Why the first list was forbidden, until a list succeeds (see onForbidden). */
+  #forbidden: string | undefined;
   #running: Promise<void> | undefined;
   #failures = 0;
   #lastError = '';
@@ -178,7 +115,17 @@ export class Informer<T extends KubeObject> {
    * the apiserver accepts a watch again, without waiting for an event.
    */
   get failing(): string | undefined {
-    return this.#failures >= FAILING_AFTER ? this.#lastError : undefined;
+    return this.#failures >= FAILING_AFTER && this.#forbidden === undefined ? this.#lastError : undefined;
+  }
+
+  /** Why the first list was forbidden (403, with `onForbidden`), until a list succeeds; else undefined. */
+  get forbidden(): string | undefined {
+    return this.#forbidden;
+  }
+
+  /** Synced, or forbidden before its first list (with `onForbidden`): what readiness waits for. */
+  get settled(): boolean {
+    return this.#synced || this.#forbidden !== undefined;
   }
 
   /** Number of cached objects. */
@@ -214,10 +161,15 @@ export class Informer<T extends KubeObject> {
     return this.#indexes.keys(name, value);
   }
 
-  /** Starts list+watch in the background; resolves once the first list is applied. */
+  /** Starts list+watch in the background; resolves once settled (the first list applied, or forbidden). */
   start(): Promise<void> {
     this.#running ??= this.#run();
-    return this.waitForSync();
+    return this.waitForSettled();
+  }
+
+  /** Resolves once settled (immediately if already). */
+  waitForSettled(): Promise<void> {
+    return this.settled ? Promise.resolve() : new Promise((r) => this.#settleWaiters.push(r));
   }
 
   /** Resolves once synced (immediately if already). */
@@ -246,8 +198,15 @@ export class Informer<T extends KubeObject> {
         }
         const onNotServed = this.#synced ? undefined : this.#opts.onNotServed;
         const notServed = err instanceof NotFoundError && onNotServed !== undefined;
+        const onForbidden = this.#synced ? undefined : this.#opts.onForbidden;
         this.#failures++;
-        if (!notServed) this.#opts.onError?.(err, this.#failures);
+        if (err instanceof ForbiddenError && onForbidden !== undefined) {
+          if (this.#forbidden === undefined) {
+            this.#forbidden = err.message;
+            onForbidden(err);
+            for (const w of this.#settleWaiters.splice(0)) w();
+          }
+        } else if (!notServed) this.#opts.onError?.(err, this.#failures);
         else if (!this.#waitingToBeServed) onNotServed(err);
         this.#waitingToBeServed = notServed;
         this.#lastError = (err as Error).message;
@@ -297,9 +256,11 @@ export class Informer<T extends KubeObject> {
     for (const key of [...this.#refusals.keys()]) if (!seen.has(key)) this.#refusals.delete(key);
     this.#resourceVersion = resourceVersion;
     this.relists++;
+    this.#forbidden = undefined;
     if (!this.#synced) {
       this.#synced = true;
       for (const w of this.#syncWaiters.splice(0)) w();
+      for (const w of this.#settleWaiters.splice(0)) w();
     }
   }
 
