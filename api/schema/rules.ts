@@ -48,6 +48,15 @@ export const RULE_CHECKS: ReadonlyMap<string, (self: unknown) => boolean> = new 
     },
   ],
   [
+    "has(self.apiVersion) || self.kind == 'Deployment' || self.kind == 'StatefulSet'",
+    (self: unknown): boolean => {
+      const o = asObject(self);
+      return (
+        o === undefined || has(o, 'apiVersion') || o['kind'] === 'Deployment' || o['kind'] === 'StatefulSet'
+      );
+    },
+  ],
+  [
     "duration(self) >= duration('10s') && duration(self) <= duration('1h')",
     (self: unknown): boolean => {
       if (typeof self !== 'string') return true;

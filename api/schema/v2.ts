@@ -36,21 +36,37 @@ export const DECISION_MODES = ['Rules', 'LLM'] as const;
 export const DECISION_SOURCES = ['rules', 'llm'] as const;
 export const APPROVALS = ['Auto', 'Manual'] as const;
 /**
- * The kinds `spec.target.kind` may name, all apps/v1: a Deployment (what a v1alpha1 or v1
- * AITask always targets) or a StatefulSet.
+ * The kinds the operator knows without discovery, both apps/v1 and watched through a cache:
+ * a Deployment (what a v1alpha1 or v1 AITask always targets) or a StatefulSet. Any other kind
+ * `spec.target` may name with its `apiVersion` is read and scaled through its /scale
+ * subresource, found by API discovery.
  */
 export const TARGET_KINDS = ['Deployment', 'StatefulSet'] as const;
 
+/** The apiVersion of the TARGET_KINDS, and what an empty `spec.target.apiVersion` means. */
+export const TARGET_DEFAULT_API_VERSION = 'apps/v1';
+
 const targetSchema = {
   type: 'object',
-  description: 'The workload to watch.',
+  description: 'The workload to watch, named as an HPA or KEDA scaleTargetRef names it.',
   required: ['kind', 'name'],
   properties: {
+    apiVersion: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 317,
+      pattern:
+        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$',
+      description:
+        'API group and version of the target (group/version, or v1 for the core group); empty means apps/v1. Required for a kind other than Deployment and StatefulSet.',
+    },
     kind: {
       type: 'string',
-      enum: TARGET_KINDS,
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[A-Z][A-Za-z0-9]*$',
       description:
-        'Kind of the target, apps/v1: Deployment (what v1alpha1 and v1 target) or StatefulSet. Either is scaled through its /scale subresource; RestartPod and CordonNode act on one pod whose controller chain leads to the target (a StatefulSet controls its pods directly: the highest ordinal first; a Deployment through a ReplicaSet: a not-ready pod first, then the most restarts).',
+        "Kind of the target. Deployment (what v1alpha1 and v1 target) and StatefulSet need no apiVersion; any other kind names its apiVersion and must serve the /scale subresource, whose status.selector says which pods may be its own. Every kind is scaled through /scale; RestartPod and CordonNode act on one pod whose controller chain leads to the target by UID (a StatefulSet controls its pods directly: the highest ordinal first; a Deployment through a ReplicaSet: a not-ready pod first, then the most restarts; another kind through the owners its pods name). The operator acts on another kind only once an admin grants it get and update on that kind's scale subresource.",
     },
     name: { ...dnsSubdomain, description: 'Name of the target.' },
     namespace: {
@@ -58,6 +74,12 @@ const targetSchema = {
       description: "Namespace of the target; empty means the AITask's own namespace.",
     },
   },
+  'x-kubernetes-validations': [
+    {
+      rule: "has(self.apiVersion) || self.kind == 'Deployment' || self.kind == 'StatefulSet'",
+      message: 'target.apiVersion is required for a kind other than Deployment and StatefulSet',
+    },
+  ],
 } as const;
 
 const triggerSchema = {
@@ -307,7 +329,7 @@ export type DecisionEffect = NonNullable<DecisionRecord['effect']>;
 export type DecisionLLMCall = NonNullable<DecisionRecord['llm']>;
 export type Action = (typeof ACTIONS)[number];
 export type Phase = (typeof PHASES)[number];
-/** A kind `spec.target.kind` may name. */
+/** A kind the operator knows without discovery (TARGET_KINDS). */
 export type TargetKind = (typeof TARGET_KINDS)[number];
 /** An AITask as read or written at aiops.example.com/v2. */
 export type AITask = Envelope<typeof API_VERSION, Spec, Status>;

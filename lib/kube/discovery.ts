@@ -1,0 +1,143 @@
+// API discovery of one kind that serves /scale: which resource (plural) a `group/version` +
+// `kind` is, whether it is namespaced, and whether it has the scale subresource, read from
+// the group-version's APIResourceList (`/apis/GROUP/VERSION`, `/api/v1` for the core group).
+// The operator and the plugin find a custom target kind's resource here, as the HPA's scale
+// client does through its RESTMapper. A kind named in an AITask is a tenant's input, so the
+// answer is bounded in bytes and time, kept per group-version in a bounded table with an
+// expiry, and one group-version is asked at most once at a time.
+
+import { LruMap } from '../lru-map.ts';
+import { NotFoundError } from './errors.ts';
+import type { ResourceType } from './resources.ts';
+import type { KubeTransport } from './transport.ts';
+
+/** Largest APIResourceList read, in bytes (the core group's is ~25 KiB; the largest CRD groups are a few hundred). */
+export const DISCOVERY_MAX_BYTES = 1024 * 1024;
+/** Timeout of one discovery request, in ms. */
+export const DISCOVERY_TIMEOUT_MS = 10_000;
+/** Group-versions whose answers are kept (least recently used evicted first). */
+export const DISCOVERY_CACHE_ENTRIES = 64;
+/** How long an answer (found or not) serves before the group-version is read again, in ms: a CRD installed later is seen within it. */
+export const DISCOVERY_MAX_AGE_MS = 5 * 60_000;
+
+/** One resource of an APIResourceList, as discovery reads it. */
+interface APIResource {
+  readonly name?: unknown;
+  readonly kind?: unknown;
+  readonly namespaced?: unknown;
+}
+
+/** What discovery says of one kind. */
+export type ScalableKind =
+  | { readonly ok: true; readonly resource: ResourceType }
+  | {
+      readonly ok: false;
+      /** NotServed: no such group-version or kind; NotScalable: no /scale; ClusterScoped: not namespaced. */
+      readonly reason: 'NotServed' | 'NotScalable' | 'ClusterScoped';
+      readonly message: string;
+    };
+
+/** The resources of one group-version (empty when it is not served). */
+type GroupVersion = ReadonlyMap<
+  string,
+  { readonly plural: string; readonly namespaced: boolean; readonly scalable: boolean }
+>;
+
+function pathOf(apiVersion: string): string {
+  return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+}
+
+/** The kinds of an APIResourceList answer, keyed by kind; malformed entries are skipped. */
+export function kindsOf(answer: unknown): GroupVersion {
+  const resources =
+    typeof answer === 'object' &&
+    answer !== null &&
+    Array.isArray((answer as { resources?: unknown }).resources)
+      ? ((answer as { resources: unknown[] }).resources as APIResource[])
+      : [];
+  const subresources = new Set<string>();
+  for (const r of resources) if (typeof r.name === 'string' && r.name.includes('/')) subresources.add(r.name);
+  const kinds = new Map<string, { plural: string; namespaced: boolean; scalable: boolean }>();
+  for (const r of resources) {
+    if (typeof r.name !== 'string' || r.name.includes('/') || typeof r.kind !== 'string') continue;
+    kinds.set(r.kind, {
+      plural: r.name,
+      namespaced: r.namespaced === true,
+      scalable: subresources.has(`${r.name}/scale`),
+    });
+  }
+  return kinds;
+}
+
+/** Finds kinds that serve /scale, one bounded discovery request per group-version and max age. */
+export class ScaleDiscovery {
+  readonly #transport: KubeTransport;
+  readonly #maxAgeMs: number;
+  readonly #now: () => number;
+  readonly #cache = new LruMap<string, { readonly at: number; readonly kinds: Promise<GroupVersion> }>(
+    DISCOVERY_CACHE_ENTRIES,
+  );
+
+  /** `maxAgeMs`: how long one answer serves (default DISCOVERY_MAX_AGE_MS); `now`: clock in ms. */
+  constructor(transport: KubeTransport, maxAgeMs = DISCOVERY_MAX_AGE_MS, now: () => number = Date.now) {
+    this.#transport = transport;
+    this.#maxAgeMs = maxAgeMs;
+    this.#now = now;
+  }
+
+  /**
+   * What `kind` of `apiVersion` is, from the group-version's discovery answer (read at most
+   * once per DISCOVERY_MAX_AGE_MS; a failed read is not kept, so the next call asks again).
+   * Rejects with the request's error (Forbidden, a timeout, an answer over DISCOVERY_MAX_BYTES).
+   */
+  async find(apiVersion: string, kind: string): Promise<ScalableKind> {
+    const kinds = await this.#kinds(apiVersion);
+    const found = kinds.get(kind);
+    const name = `${kind} (${apiVersion})`;
+    if (found === undefined)
+      return {
+        ok: false,
+        reason: 'NotServed',
+        message: `the API server serves no kind ${name}`,
+      };
+    if (!found.namespaced)
+      return {
+        ok: false,
+        reason: 'ClusterScoped',
+        message: `${name} is cluster-scoped; a target lives in a namespace`,
+      };
+    if (!found.scalable)
+      return { ok: false, reason: 'NotScalable', message: `${name} does not serve the /scale subresource` };
+    const slash = apiVersion.indexOf('/');
+    return {
+      ok: true,
+      resource: {
+        group: slash < 0 ? '' : apiVersion.slice(0, slash),
+        version: slash < 0 ? apiVersion : apiVersion.slice(slash + 1),
+        plural: found.plural,
+        namespaced: true,
+      },
+    };
+  }
+
+  #kinds(apiVersion: string): Promise<GroupVersion> {
+    const now = this.#now();
+    const kept = this.#cache.get(apiVersion);
+    if (kept !== undefined && now - kept.at < this.#maxAgeMs) return kept.kinds;
+    const kinds = this.#transport
+      .request<unknown>({
+        path: pathOf(apiVersion),
+        maxResponseBytes: DISCOVERY_MAX_BYTES,
+        timeoutMs: DISCOVERY_TIMEOUT_MS,
+      })
+      .then(kindsOf, (err: unknown) => {
+        if (err instanceof NotFoundError) return new Map() as GroupVersion;
+        throw err;
+      });
+    this.#cache.set(apiVersion, { at: now, kinds });
+    kinds.catch(() => {
+      if (this.#cache.get(apiVersion)?.kinds === kinds) this.#cache.delete(apiVersion);
+    });
+    return kinds;
+  }
+}
