@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { convert } from './convert.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../../test/support/arbitraries.ts';
-import { TARGET_KINDS } from '../schema/v2.ts';
+import { TARGET_DEFAULT_API_VERSION, TARGET_KINDS } from '../schema/v2.ts';
+import { builtinKind } from '../schema/target.ts';
+import { objectSchema } from '../crd.ts';
+import { violations } from './bounds.ts';
 
 const runs = { numRuns: 3000 };
 const V2 = 'aiops.example.com/v2';
@@ -36,9 +39,42 @@ test('v1 → v2 → v1 is the identity', () => {
   );
 });
 
-test('the v2 tasks generated target every kind, so each round trip below covers them all', () => {
-  const kinds = new Set(fc.sample(v2Task, { seed: 45, numRuns: 200 }).map((o) => o.spec.target.kind));
-  assert.deepStrictEqual([...kinds].sort(), [...TARGET_KINDS].sort());
+test('the v2 tasks generated name every kind of target the schema allows, so each round trip below covers them all', () => {
+  const targets = fc.sample(v2Task, { seed: 45, numRuns: 400 }).map((o) => o.spec.target);
+  const kinds = new Set(targets.filter((t) => t.apiVersion === undefined).map((t) => t.kind));
+  assert.deepStrictEqual([...kinds].sort(), [...TARGET_KINDS].sort(), 'the built-in kinds, no apiVersion');
+  assert.ok(
+    targets.some((t) => t.apiVersion === TARGET_DEFAULT_API_VERSION),
+    'apps/v1 spelled out',
+  );
+  const custom = targets.filter((t) => t.apiVersion !== undefined && builtinKind(t) === undefined);
+  assert.ok(custom.length > 40, `${custom.length} custom kinds`);
+  assert.ok(
+    custom.some((t) => t.apiVersion !== undefined && /^[a-z0-9.-]+\/v/.test(t.apiVersion)),
+    'a custom group/version',
+  );
+  assert.ok(
+    custom.some((t) => t.apiVersion === 'v1'),
+    'the core group',
+  );
+  assert.ok(
+    custom.some((t) => t.kind.length === 63),
+    'the longest kind',
+  );
+  assert.ok(
+    custom.some((t) => t.apiVersion?.length === 317),
+    'the longest apiVersion',
+  );
+});
+
+test('the v2 tasks generated are valid: within the v2 schema, its CEL rules included', () => {
+  const schema = objectSchema('v2');
+  fc.assert(
+    fc.property(v2Task, (o) =>
+      assert.deepStrictEqual(violations(schema, { spec: o.spec, status: o.status }), []),
+    ),
+    { numRuns: 1000 },
+  );
 });
 
 for (const spoke of ['aiops.example.com/v1alpha1', 'aiops.example.com/v1']) {

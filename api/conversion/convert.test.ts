@@ -151,47 +151,59 @@ test('v2-only fields survive a read-modify-write through v1alpha1 and v1', () =>
   }
 });
 
-test('a StatefulSet target reads as targetDeployment in v1alpha1 and v1 and keeps its kind through an edit there', async (t) => {
-  const hub: LooseAITask = {
-    apiVersion: `${G}/v2`,
-    kind: 'AITask',
-    metadata: { ...meta, uid: 'u-sts' },
-    spec: {
-      target: { kind: 'StatefulSet', name: 'redis', namespace: 'cache' },
-      trigger: { threshold: 1 },
-      remediation: { action: 'RestartPod' },
-    },
-  };
-  const kindOf = (o: LooseAITask): unknown => (o.spec['target'] as Record<string, unknown>)['kind'];
-  const rows: [string, string, Record<string, unknown>, Record<string, unknown>][] = [
-    ['v1alpha1', 'an action edit', { action: 'Noop' }, { kind: 'StatefulSet', name: 'redis' }],
-    ['v1', 'an action edit', { action: 'noop' }, { kind: 'StatefulSet', name: 'redis' }],
-    ['v1', 'a renamed target', { targetDeployment: 'valkey' }, { kind: 'StatefulSet', name: 'valkey' }],
-    ['v1alpha1', 'a renamed target', { target: 'cache/valkey' }, { kind: 'StatefulSet', name: 'valkey' }],
+test('a StatefulSet or custom-kind target reads as targetDeployment in v1alpha1 and v1 and keeps its kind and apiVersion through an edit there', async (t) => {
+  const targets: { apiVersion?: string; kind: string; name: string; namespace: string }[] = [
+    { kind: 'StatefulSet', name: 'redis', namespace: 'cache' },
+    { apiVersion: 'db.example.com/v1beta1', kind: 'Shard', name: 'redis', namespace: 'cache' },
+    { apiVersion: 'apps/v1', kind: 'Deployment', name: 'redis', namespace: 'cache' },
   ];
-  for (const [spoke, what, edit, want] of rows) {
-    await t.test(`${spoke}: ${what}`, () => {
-      const old = convert(hub, `${G}/${spoke}`, opts);
-      assert.equal(old.spec['kind'], undefined);
-      assert.equal(
-        old.spec[spoke === 'v1' ? 'targetDeployment' : 'target'],
-        spoke === 'v1' ? 'redis' : 'cache/redis',
-      );
-      assert.deepStrictEqual(convert(old, `${G}/v2`, opts), hub, 'unedited, it comes back whole');
-      const back = convert({ ...old, spec: { ...old.spec, ...edit } }, `${G}/v2`, opts);
-      assert.equal(
-        kindOf(back),
-        want['kind'],
-        'the stashed kind is restored: its base, Deployment, is still in place',
-      );
-      assert.equal((back.spec['target'] as Record<string, unknown>)['name'], want['name']);
-    });
+  const rows: [string, string, Record<string, unknown>, string][] = [
+    ['v1alpha1', 'an action edit', { action: 'Noop' }, 'redis'],
+    ['v1', 'an action edit', { action: 'noop' }, 'redis'],
+    ['v1', 'a renamed target', { targetDeployment: 'valkey' }, 'valkey'],
+    ['v1alpha1', 'a renamed target', { target: 'cache/valkey' }, 'valkey'],
+  ];
+  for (const target of targets) {
+    const hub: LooseAITask = {
+      apiVersion: `${G}/v2`,
+      kind: 'AITask',
+      metadata: { ...meta, uid: 'u-target' },
+      spec: { target, trigger: { threshold: 1 }, remediation: { action: 'RestartPod' } },
+    };
+    const type = `${target.apiVersion ?? ''} ${target.kind}`.trim();
+    for (const [spoke, what, edit, name] of rows) {
+      await t.test(`${type}, ${spoke}: ${what}`, () => {
+        const old = convert(hub, `${G}/${spoke}`, opts);
+        assert.equal(old.spec['kind'], undefined);
+        assert.equal(old.spec['apiVersion'], undefined);
+        assert.equal(
+          old.spec[spoke === 'v1' ? 'targetDeployment' : 'target'],
+          spoke === 'v1' ? 'redis' : 'cache/redis',
+        );
+        assert.deepStrictEqual(convert(old, `${G}/v2`, opts), hub, 'unedited, it comes back whole');
+        const back = convert({ ...old, spec: { ...old.spec, ...edit } }, `${G}/v2`, opts);
+        assert.deepStrictEqual(
+          back.spec['target'],
+          { ...target, name },
+          'the stashed kind and apiVersion are restored: their base (a Deployment, no apiVersion) is still in place',
+        );
+      });
+    }
   }
-  await t.test('a Deployment target needs no stash', () => {
-    const asDeployment = { ...hub, spec: { ...hub.spec, target: { kind: 'Deployment', name: 'redis' } } };
-    const old = convert(asDeployment, `${G}/v1`, opts);
+  await t.test('a Deployment target without an apiVersion needs no stash', () => {
+    const hub: LooseAITask = {
+      apiVersion: `${G}/v2`,
+      kind: 'AITask',
+      metadata: { ...meta, uid: 'u-target' },
+      spec: {
+        target: { kind: 'Deployment', name: 'redis' },
+        trigger: { threshold: 1 },
+        remediation: { action: 'RestartPod' },
+      },
+    };
+    const old = convert(hub, `${G}/v1`, opts);
     assert.equal(old.metadata.annotations, undefined, 'a Deployment target needs no stash');
-    assert.equal(kindOf(convert(old, `${G}/v2`, opts)), 'Deployment');
+    assert.deepStrictEqual(convert(old, `${G}/v2`, opts), hub);
   });
 });
 

@@ -5,14 +5,17 @@
 // Conversion to every other version must never throw, never add a key to
 // Object.prototype, always give a body within the target version's schema bounds, and,
 // unless the MAC vouches for the stash, give exactly what it gives without one.
-// fast-check prints the seed and path of a failure; the seeds below are fixed.
+// fast-check prints the seed and path of a failure; the seeds below are fixed. And a table:
+// the entries under one field are checked together, so a rule over two of its properties
+// (a target's kind needs its apiVersion) lets a valid pair in and keeps an invalid one out.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { convert, type LooseAITask } from './convert.ts';
 import { violations } from './bounds.ts';
-import { signStash, STASH_LIMITS } from './stash.ts';
+import { applyStash, signStash, STASH_LIMITS } from './stash.ts';
+import type { DiffEntry } from './json-diff.ts';
 import { objectSchema, VERSIONS, type VersionName } from '../crd.ts';
 import { CONVERSION_ANNOTATION, CONVERSION_MAC_ANNOTATION } from '../install.ts';
 import { v1alpha1Task, v1Task, v2Task } from '../../test/support/arbitraries.ts';
@@ -38,6 +41,8 @@ const segment = fc.oneof(
       'action',
       'target',
       'name',
+      'kind',
+      'apiVersion',
       'phase',
       'conditions',
       'interval',
@@ -158,4 +163,56 @@ test('a stash signed for another object, or with another key, is ignored whole',
     }),
     { seed: SEED + 1, numRuns: 300 },
   );
+});
+
+test('the entries under one field are checked together: a kind comes in with its apiVersion, never without', async (t) => {
+  const props = objectSchema('v2').properties ?? {};
+  const schema = { spec: props['spec'] ?? {}, status: props['status'] ?? {} };
+  const base = {
+    spec: {
+      target: { kind: 'Deployment', name: 'redis' },
+      trigger: { threshold: 1 },
+      remediation: { action: 'Noop' },
+    },
+  };
+  const kind: DiffEntry = { p: ['spec', 'target', 'kind'], v: 'Shard', b: 'Deployment' };
+  const apiVersion = (v: string): DiffEntry => ({ p: ['spec', 'target', 'apiVersion'], v });
+  const dryRun: DiffEntry = { p: ['spec', 'dryRun'], v: true };
+  const rows: [string, DiffEntry[], Record<string, unknown>, string[]][] = [
+    [
+      'kind, then its apiVersion',
+      [kind, apiVersion('db.example.com/v1')],
+      { apiVersion: 'db.example.com/v1', kind: 'Shard', name: 'redis' },
+      [],
+    ],
+    [
+      'apiVersion, then its kind',
+      [apiVersion('db.example.com/v1'), kind],
+      { apiVersion: 'db.example.com/v1', kind: 'Shard', name: 'redis' },
+      [],
+    ],
+    ['a kind alone breaks the rule', [kind], { kind: 'Deployment', name: 'redis' }, ['out_of_bounds']],
+    [
+      'a kind with an apiVersion off its pattern: both skipped',
+      [kind, apiVersion('db.example.com/V1'), dryRun],
+      { kind: 'Deployment', name: 'redis' },
+      ['out_of_bounds', 'out_of_bounds'],
+    ],
+    [
+      'an apiVersion alone is valid',
+      [apiVersion('apps/v1')],
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'redis' },
+      [],
+    ],
+  ];
+  for (const [name, entries, target, reasons] of rows) {
+    await t.test(name, () => {
+      const got: string[] = [];
+      const out = applyStash(base, entries, schema, (r) => got.push(r.reason));
+      assert.deepStrictEqual(out.spec['target'], target);
+      assert.deepStrictEqual(got, reasons);
+      if (entries.includes(dryRun))
+        assert.equal(out.spec['dryRun'], true, 'another field is applied on its own');
+    });
+  }
 });

@@ -295,12 +295,33 @@ function violationsAround(schema: BodySchema, body: Body, path: readonly string[
   return new Set(found.map((v) => `${v.path}: ${v.why}`));
 }
 
+/** `entries` cut into runs of consecutive entries under the same field of spec or status. */
+function fieldRuns(entries: readonly DiffEntry[]): DiffEntry[][] {
+  const runs: DiffEntry[][] = [];
+  let last: DiffEntry | undefined;
+  for (const e of entries) {
+    const run = runs[runs.length - 1];
+    if (run !== undefined && last !== undefined && e.p[0] === last.p[0] && e.p[1] === last.p[1]) run.push(e);
+    else runs.push([e]);
+    last = e;
+  }
+  return runs;
+}
+
+/** The violations around `path` that `next` has and `current` does not (violationsAround). */
+function addedViolations(schema: BodySchema, current: Body, next: Body, path: readonly string[]): string[] {
+  const before = violationsAround(schema, current, path);
+  return [...violationsAround(schema, next, path)].filter((v) => !before.has(v));
+}
+
 /**
- * `base` (not changed) with `entries` applied in order, each guarded as withEntry does,
- * except an entry after which the body has a violation of `schema` (spec and status of the
- * target version) it did not have before: that entry is skipped and reported as
- * out_of_bounds. Only what an entry can change is checked (the field of spec or status it
- * is under).
+ * `base` (not changed) with `entries` applied in order, each guarded as withEntry does, and
+ * checked against `schema` (spec and status of the target version) one field of spec or
+ * status at a time: the entries under one field (a run of consecutive entries) are applied
+ * together when the field then has no violation it did not have before, so a rule over
+ * several of its properties (a target's kind needs its apiVersion) holds of the field as a
+ * whole. Otherwise the run's entries are tried one at a time, and each after which the field
+ * has a new violation is skipped and reported as out_of_bounds.
  */
 export function applyStash(
   base: Body,
@@ -309,13 +330,21 @@ export function applyStash(
   reject: RejectionSink,
 ): Body {
   let current = base;
-  for (const e of entries) {
-    const next = withEntry(current, e);
-    if (next === current) continue;
-    const before = violationsAround(schema, current, e.p);
-    const added = [...violationsAround(schema, next, e.p)].filter((v) => !before.has(v));
-    if (added.length > 0) reject({ reason: 'out_of_bounds', detail: added.slice(0, 3).join('; ') });
-    else current = next;
+  for (const run of fieldRuns(entries)) {
+    const path = (run[0] as DiffEntry).p;
+    const together = run.reduce((body, e) => withEntry(body, e), current);
+    if (together === current) continue;
+    if (addedViolations(schema, current, together, path).length === 0) {
+      current = together;
+      continue;
+    }
+    for (const e of run) {
+      const next = withEntry(current, e);
+      if (next === current) continue;
+      const added = addedViolations(schema, current, next, e.p);
+      if (added.length > 0) reject({ reason: 'out_of_bounds', detail: added.slice(0, 3).join('; ') });
+      else current = next;
+    }
   }
   return current;
 }

@@ -194,16 +194,58 @@ const llmSettings = fc.record(
   { requiredKeys: ['endpoint'] },
 );
 
+/** Target kinds: the built-in ones, a few custom ones, any the pattern allows (up to 63 characters). */
+const targetKind = fc.oneof(
+  fc.constantFrom(...v2.TARGET_KINDS, 'Shard', 'Rollout', 'CloneSet'),
+  fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,62}$/),
+  fc.stringMatching(/^[A-Z][a-z0-9]{62}$/),
+);
+
+/** Target API versions: apps/v1, the core v1, and custom group/versions (alpha and beta levels too). */
+const targetApiVersion = fc.oneof(
+  fc.constantFrom(
+    v2.TARGET_DEFAULT_API_VERSION,
+    'v1',
+    'argoproj.io/v1alpha1',
+    'db.example.com/v2beta3',
+    // The longest the schema allows: a 253-character group and a 63-character version.
+    `${['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(61)].join('.')}/v1${'0'.repeat(61)}`,
+  ),
+  fc
+    .tuple(
+      fc.array(label, { minLength: 1, maxLength: 3 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.constantFrom('', 'alpha', 'beta'),
+      fc.integer({ min: 1, max: 9 }),
+    )
+    .map(
+      ([group, major, level, minor]) =>
+        `${group.join('.')}/v${major}${level === '' ? '' : `${level}${minor}`}`,
+    ),
+);
+
+/**
+ * `spec.target` as the CEL rule allows it: a built-in kind with no apiVersion, or any kind with
+ * its apiVersion (apps/v1, the core v1, or a custom group/version).
+ */
+const target: fc.Arbitrary<v2.Spec['target']> = fc.oneof(
+  fc.record(
+    { kind: fc.constantFrom(...v2.TARGET_KINDS), name, namespace: label },
+    { requiredKeys: ['kind', 'name'] },
+  ),
+  fc.record(
+    { apiVersion: targetApiVersion, kind: targetKind, name, namespace: label },
+    { requiredKeys: ['apiVersion', 'kind', 'name'] },
+  ),
+);
+
 /** Valid v2 AITasks (every optional field sometimes present). */
 export const v2Task: fc.Arbitrary<v2.AITask> = fc
   .record({
     metadata,
     spec: fc.record(
       {
-        target: fc.record(
-          { kind: fc.constantFrom(...v2.TARGET_KINDS), name, namespace: label },
-          { requiredKeys: ['kind', 'name'] },
-        ),
+        target,
         trigger: fc.record(
           {
             query: fc.constantFrom('up', 'sum(rate(http_requests_total[1m]))', 'avg(cpu) by (pod)'),
