@@ -165,6 +165,36 @@ test('a field added without a bound anywhere in any version is found', () => {
   assert.ok(tried > 30, `tried ${tried} places`);
 });
 
+/** `schema` without `bound` on the node at `path` (property names from the root). */
+function withoutBound(schema: JSONSchemaProps, path: readonly string[], bound: 'maxLength'): JSONSchemaProps {
+  const [head, ...rest] = path;
+  if (head === undefined) return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== bound));
+  const child = schema.properties?.[head];
+  assert.ok(child, `no property ${head}`);
+  return { ...schema, properties: { ...schema.properties, [head]: withoutBound(child, rest, bound) } };
+}
+
+test("v2 spec.target's apiVersion and kind are walked and bounded in every generated file, unlike the root's", () => {
+  const want = { apiVersion: 317, kind: 63 };
+  for (const rel of GENERATED)
+    for (const crd of crdsIn(rel)) {
+      const v2Schema: JSONSchemaProps | undefined = crd.spec.versions.find((v) => v.name === 'v2')?.schema
+        .openAPIV3Schema;
+      assert.ok(v2Schema, `${rel}: v2`);
+      for (const [field, maxLength] of Object.entries(want)) {
+        const path = ['spec', 'target', field];
+        const node: JSONSchemaProps | undefined =
+          v2Schema.properties?.['spec']?.properties?.['target']?.properties?.[field];
+        assert.equal(node?.maxLength, maxLength, `${rel}: .spec.target.${field} maxLength`);
+        assert.deepEqual(
+          unboundedNodes(withoutBound(v2Schema, path, 'maxLength')).map((u) => `${u.path} (no ${u.missing})`),
+          [`.spec.target.${field} (no maxLength)`],
+          `${rel}: the walker reaches .spec.target.${field} (the root exemption is the root's alone)`,
+        );
+      }
+    }
+});
+
 test('truncateCodePoints cuts to code points without splitting a pair, marking the cut when asked', () => {
   assert.equal(truncateCodePoints('abcdef', 3), 'abc');
   assert.equal(truncateCodePoints('abcdef', 3, true), `ab${ELLIPSIS}`);

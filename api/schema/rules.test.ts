@@ -26,6 +26,20 @@ const ROWS: Record<string, { readonly ok: readonly unknown[]; readonly broken: r
     ok: [{}, { mode: 'Rules' }, { mode: 'LLM', llm: { endpoint: 'http://x' } }],
     broken: [{ mode: 'LLM' }],
   },
+  "has(self.apiVersion) || self.kind == 'Deployment' || self.kind == 'StatefulSet'": {
+    ok: [
+      { kind: 'Deployment', name: 'web' },
+      { kind: 'StatefulSet', name: 'redis' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      { apiVersion: 'db.example.com/v1', kind: 'Shard', name: 'redis' },
+      { apiVersion: 'v1', kind: 'ReplicationController', name: 'old' },
+    ],
+    broken: [
+      { kind: 'Shard', name: 'redis' },
+      { kind: 'deployment', name: 'web' },
+      { kind: 'ReplicaSet', name: 'web', namespace: 'shop' },
+    ],
+  },
   "duration(self) >= duration('10s') && duration(self) <= duration('1h')": {
     ok: ['10s', '1m30s', '1h', '60m'],
     broken: ['9s', '0s', '1h1s', '2h', '61m'],
