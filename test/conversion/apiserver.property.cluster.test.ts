@@ -116,6 +116,14 @@ VERSIONS.forEach((from, index) => {
     const seed = SEED + index;
     const ns = await freshNamespace(`conv-prop-${from}`, t.after.bind(t));
     const sample = fc.sample(ARBITRARIES[from], { seed, numRuns: PER_VERSION });
+    if (from === 'v2')
+      assert.ok(
+        sample.some((o) => {
+          const target = (o.spec['target'] ?? {}) as { apiVersion?: string; kind?: string };
+          return target.apiVersion !== undefined && target.apiVersion !== 'apps/v1';
+        }),
+        'the sample names targets of custom kinds with their apiVersion',
+      );
     const client = await clientAt(from);
     const requests = sample.map((o, i): LooseAITask => {
       const { labels, annotations } = o.metadata;

@@ -1,6 +1,7 @@
 // The generated CRD on the real apiserver: every served version is in discovery, valid
 // objects of each version are accepted, `kubectl get at` shows the printer columns, and
-// each class of bad input is rejected with a message naming the field (one case per rule).
+// each class of bad input is rejected with a message naming the field (one case per rule),
+// and a target of another kind is refused or accepted as `kubectl apply` shows it to a user.
 
 import { kubectlWith } from '../harness/kubectl.ts';
 import { test } from 'node:test';
@@ -141,6 +142,30 @@ test('bad input is rejected by the apiserver with a message naming the field', a
       /spec.trigger.operator: Unsupported value: "Equals"/,
     ],
     ['bad namespace name (v1)', 'v1', { ...valid.v1, namespace: 'Bad_NS' }, /spec.namespace.*should match/],
+    [
+      'a kind other than Deployment and StatefulSet without its apiVersion (v2, CEL)',
+      'v2',
+      { ...v2, target: { kind: 'Shard', name: 'redis' } },
+      /spec.target: Invalid value.*target.apiVersion is required for a kind other than Deployment and StatefulSet/,
+    ],
+    [
+      'target apiVersion not a group/version (v2)',
+      'v2',
+      { ...v2, target: { apiVersion: 'db.example.com/V1', kind: 'Shard', name: 'redis' } },
+      /spec.target.apiVersion.*should match/,
+    ],
+    [
+      'target kind not a kind name (v2)',
+      'v2',
+      { ...v2, target: { apiVersion: 'db.example.com/v1', kind: 'shard', name: 'redis' } },
+      /spec.target.kind.*should match/,
+    ],
+    [
+      'target kind too long (v2)',
+      'v2',
+      { ...v2, target: { apiVersion: 'db.example.com/v1', kind: `S${'x'.repeat(63)}`, name: 'redis' } },
+      /spec.target.kind.*Too long: may not be (longer|more) than 63/,
+    ],
   ];
   for (const [name, version, spec, message] of cases) {
     await t.test(name, async () => {
@@ -152,6 +177,59 @@ test('bad input is rejected by the apiserver with a message naming the field', a
       assert.match(err.message, message);
     });
   }
+});
+
+test('kubectl apply of a v2 target of another kind: refused without its apiVersion or with a malformed one, accepted with it, and kept through v1', async (t) => {
+  const ns = await freshNamespace('crd-target-kind', t.after.bind(t));
+  const kubectl = kubectlWith(testKubeconfig());
+  const manifest = (target: Record<string, unknown>): string =>
+    JSON.stringify({
+      apiVersion: `${G}/v2`,
+      kind: 'AITask',
+      metadata: { name: 'shard-heal', namespace: ns },
+      spec: { ...valid.v2, target },
+    });
+  const refusal = (target: Record<string, unknown>): string => {
+    try {
+      kubectl(['apply', '-f', '-'], manifest(target));
+    } catch (err) {
+      return (err as Error).message;
+    }
+    assert.fail(`kubectl apply accepted ${JSON.stringify(target)}`);
+  };
+  assert.match(
+    refusal({ kind: 'Shard', name: 'redis' }),
+    /spec.target: Invalid value: "object": target.apiVersion is required for a kind other than Deployment and StatefulSet/,
+  );
+  assert.match(
+    refusal({ apiVersion: 'db.example.com/1', kind: 'Shard', name: 'redis' }),
+    /spec.target.apiVersion: Invalid value: "db.example.com\/1": spec.target.apiVersion in body should match/,
+  );
+  const target = { apiVersion: 'db.example.com/v1beta1', kind: 'Shard', name: 'redis' };
+  assert.match(
+    kubectl(['apply', '-f', '-'], manifest(target)),
+    /aitask.aiops.example.com\/shard-heal created/,
+  );
+  const read = (resource: string, path: string): string =>
+    kubectl(['get', resource, 'shard-heal', '-n', ns, '-o', `jsonpath=${path}`]);
+  assert.deepEqual(JSON.parse(read(`aitasks.v2.${G}`, '{.spec.target}')), target);
+  assert.equal(
+    read(`aitasks.v1.${G}`, '{.spec.targetDeployment}'),
+    'redis',
+    'v1 reads it as targetDeployment',
+  );
+  const v1 = JSON.parse(kubectl(['get', `aitasks.v1.${G}`, 'shard-heal', '-n', ns, '-o', 'json'])) as {
+    spec: Record<string, unknown>;
+  };
+  kubectl(
+    ['replace', '-f', '-'],
+    JSON.stringify({ ...v1, spec: { ...v1.spec, targetDeployment: 'valkey' } }),
+  );
+  assert.deepEqual(
+    JSON.parse(read(`aitasks.v2.${G}`, '{.spec.target}')),
+    { ...target, name: 'valkey' },
+    'renamed through v1, it keeps its kind and apiVersion',
+  );
 });
 
 test('v1alpha1 answers with a deprecation warning', async (t) => {
