@@ -7,6 +7,7 @@ import { OPERATOR_IMAGE_REPOSITORY } from '../../api/releases.ts';
 import { toYaml } from '../../lib/yaml.ts';
 import { deploymentSpec, disruptionBudget, LLM_SECRET, PORTS } from './deployment.ts';
 import { METRICS_NAMESPACE_SELECTOR } from './network-policy.ts';
+import { TARGET_KINDS_COMMENT } from './target-kinds.ts';
 
 /** What the plain install's pod spec says about replicas, resources and spreading. */
 interface PlainDefaults {
@@ -82,6 +83,7 @@ export function valueSections(): Section[] {
       key: 'podDisruptionBudget',
       value: { enabled: true, minAvailable: d.minAvailable },
     },
+    { comment: TARGET_KINDS_COMMENT, key: 'targetKinds', value: [] },
     { comment: 'Scheduling of the operator pods.', key: 'nodeSelector', value: {} },
     { comment: '', key: 'tolerations', value: [] },
     { comment: '', key: 'affinity', value: {} },

@@ -24,6 +24,7 @@ import { deploymentSpec, WEBHOOK_CERT_DIR, WEBHOOK_SERVICE_PORT } from './deploy
 import { LLM_VALUE_FLAGS, PROMETHEUS_URL_REQUIRED, valuesYaml } from './helm-values.ts';
 import { helmBlock, helmExpr, helmLines, helmOptionalBlock, templateYaml } from './helm-text.ts';
 import { networkPolicies, policyComment } from './network-policy.ts';
+import { TARGET_KINDS_HELPER, TARGET_KINDS_RULE_LINES } from './target-kinds.ts';
 import { plainManifests, WEBHOOK_CERT_SECRET } from './plain.ts';
 import { monitoringObjects } from '../monitoring/objects.ts';
 
@@ -69,7 +70,8 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}
 {{- end }}
-`;
+
+${TARGET_KINDS_HELPER}`;
 
 type Obj = Record<string, unknown>;
 interface Manifest {
@@ -77,6 +79,7 @@ interface Manifest {
   metadata: { name: string; namespace?: string; labels?: unknown };
   spec?: Obj;
   subjects?: { namespace?: string }[];
+  rules?: unknown[];
 }
 interface Container {
   env: { name: string }[];
@@ -284,6 +287,12 @@ export function chartFiles(version: string, crd?: CustomResourceDefinition): Map
   const doc = (o: unknown): string => HEADER + templateYaml(o);
   const rbac = objects
     .filter((o) => /^(Cluster)?Role(Binding)?$/.test(o.kind))
+    .map((o) =>
+      // The operator's ClusterRole ends with the rules of the targetKinds value.
+      o.kind === 'ClusterRole' && o.metadata.name === DEFAULT_INSTALL.deployment
+        ? { ...o, rules: [...(o.rules ?? []), helmLines(...TARGET_KINDS_RULE_LINES)] }
+        : o,
+    )
     .map((o) => templateYaml(chartObject(o)))
     .join('---\n');
   const pdb = pick('PodDisruptionBudget');

@@ -84,3 +84,33 @@ export function renderChart(
   if (r.code !== 0) throw new Error(`helm template failed (${r.code}): ${r.stderr}`);
   return objectsOf(r.stdout);
 }
+
+/**
+ * `helm template` (or `lint --strict`) of `chart` as release `aiops` in aiops-system, with a
+ * prometheus.url and `targetKinds` (as JSON) for the value of that name; never throws on an
+ * exit code. A template run shows templates/rbac.yaml only.
+ */
+export function helmWithTargetKinds(
+  command: 'template' | 'lint',
+  chart: string,
+  targetKinds: unknown,
+): HelmRun {
+  return helm([
+    ...(command === 'template' ? ['template', 'aiops'] : ['lint', '--strict']),
+    chart,
+    '--namespace',
+    'aiops-system',
+    '--set',
+    'prometheus.url=http://prometheus-operated.monitoring:9090',
+    '--set-json',
+    `targetKinds=${JSON.stringify(targetKinds)}`,
+    ...(command === 'template' ? ['--show-only', 'templates/rbac.yaml'] : []),
+  ]);
+}
+
+/** The rules of the operator's ClusterRole (aiops-operator) among rendered `objects`. */
+export function operatorClusterRules(objects: readonly K8sObject[]): unknown[] {
+  const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'aiops-operator');
+  if (role === undefined) throw new Error('no ClusterRole aiops-operator was rendered');
+  return role['rules'] as unknown[];
+}

@@ -17,3 +17,51 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}
 {{- end }}
+
+{{/* The ClusterRole rules of .Values.targetKinds (passed as .): get/update on <resource>/scale, list on ownerResources; each entry checked first. */}}
+{{- define "aiops-operator.targetKindRules" -}}
+{{- if not (kindIs "slice" (. | default list)) -}}
+{{- fail "targetKinds must be a list of {apiGroup, resources, ownerResources} entries" -}}
+{{- end -}}
+{{- $rules := list -}}
+{{- range $i, $k := . -}}
+{{- $at := printf "targetKinds[%d]" $i -}}
+{{- if not (kindIs "map" $k) -}}
+{{- fail (printf "%s must be a map with apiGroup and resources, e.g. {apiGroup: argoproj.io, resources: [rollouts]}" $at) -}}
+{{- end -}}
+{{- range $key, $_ := $k -}}
+{{- if not (has $key (list "apiGroup" "resources" "ownerResources")) -}}
+{{- fail (printf "%s has an unknown key %q: the keys are apiGroup, resources, ownerResources" $at $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if not (and (hasKey $k "apiGroup") (kindIs "string" $k.apiGroup)) -}}
+{{- fail (printf "%s.apiGroup is required: the API group of its resources, e.g. argoproj.io (\"\" for the core group)" $at) -}}
+{{- end -}}
+{{- if not (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$" $k.apiGroup) -}}
+{{- fail (printf "%s.apiGroup %q is not an API group name (lowercase DNS subdomain, e.g. argoproj.io)" $at $k.apiGroup) -}}
+{{- end -}}
+{{- $lists := dict "resources" ($k.resources | default list) "ownerResources" ($k.ownerResources | default list) -}}
+{{- range $field, $names := $lists -}}
+{{- if not (kindIs "slice" $names) -}}
+{{- fail (printf "%s.%s must be a list of plural resource names, e.g. [rollouts]" $at $field) -}}
+{{- end -}}
+{{- range $names -}}
+{{- if not (and (kindIs "string" .) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" (toString .))) -}}
+{{- fail (printf "%s.%s: %v is not a plural resource name (lowercase, no \"/\" or \"*\", e.g. rollouts)" $at $field .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and (empty $lists.resources) (empty $lists.ownerResources) -}}
+{{- fail (printf "%s names no resources and no ownerResources: list the plural resources AITasks may target, e.g. resources: [rollouts]" $at) -}}
+{{- end -}}
+{{- with $lists.resources -}}
+{{- $scale := list -}}
+{{- range . }}{{ $scale = append $scale (printf "%s/scale" .) }}{{ end -}}
+{{- $rules = append $rules (dict "apiGroups" (list $k.apiGroup) "resources" $scale "verbs" (list "get" "update")) -}}
+{{- end -}}
+{{- with $lists.ownerResources -}}
+{{- $rules = append $rules (dict "apiGroups" (list $k.apiGroup) "resources" . "verbs" (list "list")) -}}
+{{- end -}}
+{{- end -}}
+{{- with $rules }}{{ toYaml . }}{{ end -}}
+{{- end }}
