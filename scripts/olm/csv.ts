@@ -11,6 +11,7 @@ import { DEFAULT_CHANNEL, csvName, operatorImage, type Release } from '../../api
 import { descriptors, EXAMPLES } from './descriptors.ts';
 import { deploymentSpec, OPERATOR_LABELS, PORTS, WEBHOOK_SERVICE_PORT } from './deployment.ts';
 import { channelEntries } from './graph.ts';
+import { argoRolloutsGrantYaml } from './target-kinds.ts';
 import { ICON } from './icon.ts';
 
 /** Oldest Kubernetes the operator supports: CRD validation rules (CEL) are GA from 1.29. */
@@ -21,9 +22,9 @@ const SHORT_DESCRIPTION =
 
 const DESCRIPTION = `The AIOps operator turns an SRE runbook step into a level-triggered control loop.
 
-An \`AITask\` says: watch Deployment X; when its metric crosses a threshold for long enough, run
-remediation Y — restart one pod through the Eviction API, scale within bounds, cordon the node of the
-worst pod, or just record — optionally asking an OpenAI-compatible LLM to confirm first.
+An \`AITask\` says: watch Deployment or StatefulSet X; when its metric crosses a threshold for long
+enough, run remediation Y — restart one pod through the Eviction API, scale within bounds, cordon the
+node of the worst pod, or just record — optionally asking an OpenAI-compatible LLM to confirm first.
 
 **Safety first:** cooldowns per target, a maximum number of attempts, dry-run, pause, manual approval,
 cluster-wide caps on concurrent remediations and cordoned nodes. Every decision and action is written to
@@ -34,7 +35,18 @@ action's effect instead of acting twice.
 served through a lossless conversion webhook that runs in the operator's pods.
 
 Install it for all namespaces. Debug it with the \`kubectl aiops\` plugin (\`describe\`, \`explain-phase\`,
-\`generation-diff\`, \`force-finalize\`).`;
+\`generation-diff\`, \`force-finalize\`).
+
+**Other kinds:** a v2 AITask may also target any kind that serves the \`/scale\` subresource (an Argo
+Rollout, an operator's own kind), once an admin grants it: this CSV grants Deployments and
+StatefulSets only, and a task on an ungranted kind reports \`TargetRefused\` naming the missing rule.
+Per kind, the operator needs \`get\` and \`update\` on \`<plural>/scale\` in the kind's API group, and
+\`list\` on each intermediate controller between the kind and its pods other than ReplicaSets. Grant it
+with a ClusterRole bound to the operator's ServiceAccount \`aiops-operator\` in the namespace the
+operator is installed in; for Argo Rollouts, with the operator in \`operators\`:
+
+\`\`\`yaml
+${argoRolloutsGrantYaml('operators')}\`\`\``;
 
 /** A ClusterServiceVersion (operators.coreos.com/v1alpha1), typed as far as the generator reads it. */
 export interface ClusterServiceVersion {
