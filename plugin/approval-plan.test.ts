@@ -157,3 +157,41 @@ void test('approve shows action, Deployment with its UID, replicas, and how a po
   assert.equal(stsRestart.plan?.target.kind, 'StatefulSet');
   assert.match(stsRestart.plan.pod ?? '', /an unhealthy pod of StatefulSet prod\/web/);
 });
+
+void test('approve on a kind read through /scale: bound to the UID its Scale carries, 0 replicas when omitted', () => {
+  const shardTask = (decision: v2.DecisionRecord = pending): v2.AITask => {
+    const t = task({ decision });
+    return {
+      ...t,
+      spec: { ...t.spec, target: { apiVersion: 'test.aiops.example.com/v1', kind: 'Shard', name: 'web' } },
+    };
+  };
+  const scale = (uid: string, replicas?: number): LiveWorkload => ({
+    metadata: { name: 'web', namespace: 'prod', uid },
+    spec: replicas === undefined ? {} : { replicas },
+    status: { replicas: replicas ?? 0, selector: 'app=web' },
+  });
+  const ok = checkApproval(shardTask(), scale('uid-web', 2), 'd1');
+  assert.equal(ok.refusal, undefined);
+  assert.deepEqual(ok.plan?.target, {
+    apiVersion: 'test.aiops.example.com/v1',
+    kind: 'Shard',
+    namespace: 'prod',
+    name: 'web',
+    uid: 'uid-web',
+  });
+  assert.match(
+    checkApproval(shardTask(), scale('uid-new', 2), 'd1').refusal ?? '',
+    /^Shard\.test\.aiops\.example\.com prod\/web was replaced .*UID uid-web → uid-new/,
+  );
+  assert.match(
+    checkApproval(shardTask(), scale('uid-web'), 'd1').refusal ?? '',
+    /^Shard\.test\.aiops\.example\.com prod\/web has 0 replicas now, decision d1 scales from 2/,
+  );
+  assert.match(
+    checkApproval(shardTask(), undefined, 'd1').refusal ?? '',
+    /^Shard\.test\.aiops\.example\.com prod\/web does not exist/,
+  );
+  const fromZero = { ...pending, effect: { fromReplicas: 0, replicas: 1 } };
+  assert.equal(checkApproval(shardTask(fromZero), scale('uid-web'), 'd1').refusal, undefined);
+});

@@ -1,5 +1,5 @@
 // What `kubectl aiops approve` shows and checks before it approves: the decision waiting in
-// status.pendingDecision, with the action, the target (a Deployment or a StatefulSet) as it is
+// status.pendingDecision, with the action, the target (of the kind spec.target names) as it is
 // now (its UID), the pod or node, and the replicas from → to; and why approving it would be
 // wrong — another decision waits than the one reviewed (`--id`), the AITask or its target
 // changed since the decision was made, the target is gone or was replaced, its replicas moved. The operator
@@ -8,7 +8,7 @@
 
 import type * as v2 from '../api/schema/v2.ts';
 import type { DeploymentLike, LiveTarget } from './kinds.ts';
-import { targetNamespace } from '../api/schema/target.ts';
+import { builtinKind, targetNamespace, targetTypeName } from '../api/schema/target.ts';
 
 /** Exactly what approving would make the operator do. */
 export interface ApprovalPlan {
@@ -18,8 +18,12 @@ export interface ApprovalPlan {
   action: string;
   /** AITask generation the decision was made from (absent: made by an operator before 22). */
   generation?: number;
-  /** The target the decision acts on (its kind as the spec names it), with its UID as read now. */
-  target: { kind: v2.TargetKind; namespace: string; name: string; uid?: string };
+  /**
+   * The target the decision acts on (its apiVersion, when the spec names one, and kind as the
+   * spec names them), with its UID as read now (for a kind read through /scale, the UID its
+   * Scale carries: the object's own).
+   */
+  target: { apiVersion?: string; kind: string; namespace: string; name: string; uid?: string };
   replicas?: { from: number; to: number };
   /** The pod to evict, or whose node to cordon, or how the operator chooses it. */
   pod?: string;
@@ -35,7 +39,7 @@ export type ApprovalCheck =
 /** Live Deployment fields the check reads (`uid` included). */
 export type LiveDeployment = DeploymentLike;
 
-/** The live target the check reads, of the kind spec.target.kind names. */
+/** The live target the check reads, of the kind spec.target names (its Scale, for a kind other than Deployment and StatefulSet). */
 export type LiveWorkload = LiveTarget['object'];
 
 /** One line for a decision: "ScaleUp 2 → 3", "CordonNode". */
@@ -79,9 +83,9 @@ export function checkApproval(
     namespace: targetNamespace(task),
     name: task.spec.target.name,
   };
-  const kind = task.spec.target.kind;
+  const { apiVersion, kind } = task.spec.target;
   const made = pending.target ?? specTarget;
-  const ref = `${kind} ${made.namespace}/${made.name}`;
+  const ref = `${targetTypeName(task.spec.target)} ${made.namespace}/${made.name}`;
   const uid = live?.metadata?.uid;
   const e = pending.effect;
   const plan: ApprovalPlan = {
@@ -90,7 +94,13 @@ export function checkApproval(
     id: pending.id,
     action: pending.action,
     ...(pending.generation !== undefined ? { generation: pending.generation } : {}),
-    target: { kind, namespace: made.namespace, name: made.name, ...(uid !== undefined ? { uid } : {}) },
+    target: {
+      ...(apiVersion !== undefined ? { apiVersion } : {}),
+      kind,
+      namespace: made.namespace,
+      name: made.name,
+      ...(uid !== undefined ? { uid } : {}),
+    },
     ...(e?.fromReplicas !== undefined && e.replicas !== undefined
       ? { replicas: { from: e.fromReplicas, to: e.replicas } }
       : {}),
@@ -123,7 +133,8 @@ export function checkApproval(
     return refuse(
       `${ref} was replaced since decision ${pending.id} was made (UID ${madeUID} → ${uid ?? 'none'}); ${again}`,
     );
-  const replicas = live.spec?.replicas ?? 1;
+  // A Deployment or StatefulSet defaults spec.replicas to 1; a Scale omits 0.
+  const replicas = live.spec?.replicas ?? (builtinKind(task.spec.target) === undefined ? 0 : 1);
   if (plan.replicas !== undefined && plan.replicas.from !== replicas)
     return refuse(
       `${ref} has ${replicas} replicas now, decision ${pending.id} scales from ${plan.replicas.from}; ${again}`,

@@ -3,6 +3,7 @@
 // the view is shown through `visible`, so tenant text adds no line, column or control. Pure.
 
 import type { DecisionRecord } from '../api/schema/v2.ts';
+import { builtinKind, targetApiVersion, targetTypeName } from '../api/schema/target.ts';
 import type { DescribeView } from './describe-view.ts';
 import { orDefault } from './describe-view.ts';
 import { age, table, visibleDeep, type Palette } from './format.ts';
@@ -40,11 +41,20 @@ function scaleText(v: DescribeView): string {
   return ` (${parts.join(', ')} replicas)`;
 }
 
+/** `Type ns/name` (targetTypeName: "StatefulSet", "Shard.example.com"). */
+function targetText(v: DescribeView): string {
+  return `${targetTypeName(v.target)} ${v.target.namespace}/${v.target.name}`;
+}
+
 /** `Kind ns/name: 2/3 ready, …` for the target as read, by its kind. */
 function healthText(v: DescribeView, pal: Palette): string {
   const h = v.targetHealth;
-  const ref = `${v.target.kind} ${v.target.namespace}/${v.target.name}`;
+  const ref = targetText(v);
   if (!h.found) return pal.red(`${ref} ${h.error ?? 'not found'}`);
+  if (h.kind === 'Scale') {
+    const current = (h.current < h.desired ? pal.yellow : pal.green)(`${h.current}/${h.desired} current`);
+    return `${ref}: ${current}, selector ${h.selector ?? '<none>'}; ${pal.yellow(`rollout ${h.rollout.state}`)}: ${h.rollout.message}`;
+  }
   const ready = (h.ready < h.desired ? pal.yellow : pal.green)(`${h.ready}/${h.desired} ready`);
   if (h.kind === 'Deployment')
     return `${ref}: ${ready}, ${h.updated} updated, ${h.available} available${h.conditions.length ? `; ${h.conditions.join(', ')}` : ''}`;
@@ -64,7 +74,7 @@ export function renderDescribe(view: DescribeView, now: Date, pal: Palette, wide
   if (v.deletionTimestamp !== undefined) add('Deletion Requested', pal.red(when(v.deletionTimestamp, now)));
   add(
     'Target',
-    `${v.target.kind} ${v.target.namespace}/${v.target.name}${v.target.namespaceFrom === 'aitask' ? " (the AITask's namespace)" : ''}`,
+    `${targetText(v)}${builtinKind(v.target) === undefined ? ` (apiVersion ${targetApiVersion(v.target)})` : ''}${v.target.namespaceFrom === 'aitask' ? " (the AITask's namespace)" : ''}`,
   );
   const t = v.trigger;
   add(

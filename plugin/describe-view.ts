@@ -27,7 +27,14 @@ export interface DescribeView {
   uid?: string;
   created?: string;
   deletionTimestamp?: string;
-  target: { kind: string; name: string; namespace: string; namespaceFrom: 'spec' | 'aitask' };
+  /** `apiVersion` only when spec.target names one (a Deployment or StatefulSet need not). */
+  target: {
+    apiVersion?: string;
+    kind: string;
+    name: string;
+    namespace: string;
+    namespaceFrom: 'spec' | 'aitask';
+  };
   trigger: { query?: string; operator: string; threshold: number; forSeconds: number };
   remediation: {
     action: string;
@@ -96,6 +103,7 @@ export function describeView(
     ...opt('created', metadata.creationTimestamp),
     ...opt('deletionTimestamp', metadata.deletionTimestamp),
     target: {
+      ...opt('apiVersion', spec.target.apiVersion),
       kind: spec.target.kind,
       name: spec.target.name,
       namespace: targetNamespace(task) || ns,

@@ -22,7 +22,7 @@ export const EXAMPLES = {
     'kubectl aiops explain-phase web-cpu -o json',
   ]),
   approve: block([
-    '# Show what web-cpu waits on: action, target (Deployment or StatefulSet) and its UID, pod or node, replicas (approves nothing)',
+    '# Show what web-cpu waits on: action, target (of any kind) and its UID, pod or node, replicas (approves nothing)',
     'kubectl aiops approve web-cpu -n prod',
     '# Approve exactly the decision shown; refused (exit 3) if another waits or any of it changed',
     'kubectl aiops approve web-cpu -n prod --id 3f2c9a64-8d1e-4c52-9b0e-1a2b3c4d5e6f',

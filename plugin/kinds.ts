@@ -1,6 +1,6 @@
 // The few built-in Kubernetes kinds the plugin reads or patches (the workloads an AITask
-// targets, core Event, Node, Lease, ControllerRevision), typed to the fields it uses, with
-// their API coordinates.
+// targets, the autoscaling/v1 Scale any other target kind is read through, core Event, Node,
+// Lease, ControllerRevision), typed to the fields it uses, with their API coordinates.
 
 import type { TargetKind } from '../api/schema/v2.ts';
 
@@ -38,10 +38,26 @@ export interface StatefulSetLike {
   };
 }
 
-/** An AITask's target as read, tagged with its kind (spec.target.kind). */
+/**
+ * autoscaling/v1 Scale, as a kind's /scale subresource answers: the scaled object's own
+ * name, namespace and UID, its desired replicas (omitted when 0) and its current replicas and
+ * label selector (a string, as `status.selector` holds it).
+ */
+export interface ScaleLike {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+  spec?: { replicas?: number };
+  status?: { replicas?: number; selector?: string };
+}
+
+/**
+ * An AITask's target as read, tagged with how it was read: an apps/v1 Deployment or
+ * StatefulSet as itself (spec.target.kind), any other kind through its /scale subresource
+ * (`kind: 'Scale'`; `type` names the target as targetTypeName does, e.g. "Shard.example.com").
+ */
 export type LiveTarget =
   | { readonly kind: Extract<TargetKind, 'Deployment'>; readonly object: DeploymentLike }
-  | { readonly kind: Extract<TargetKind, 'StatefulSet'>; readonly object: StatefulSetLike };
+  | { readonly kind: Extract<TargetKind, 'StatefulSet'>; readonly object: StatefulSetLike }
+  | { readonly kind: 'Scale'; readonly type: string; readonly object: ScaleLike };
 
 /** core/v1 Event, including the fields events.k8s.io/v1 writers fill. */
 export interface KubeEventLike {

@@ -38,6 +38,29 @@ void test("a target's kind change is a change of spec.target.kind, alone or with
   );
 });
 
+void test("a target's apiVersion is a field of its own: added, changed and removed as such", () => {
+  const sts = { target: { kind: 'StatefulSet', name: 'db' } };
+  const shard = { target: { apiVersion: 'test.aiops.example.com/v1', kind: 'Shard', name: 'db' } };
+  assert.equal(
+    renderChanges(specChanges(sts, shard), palette(false)),
+    '  + spec.target.apiVersion: "test.aiops.example.com/v1"\n  ~ spec.target.kind: "StatefulSet" → "Shard"\n',
+  );
+  const v2 = { target: { ...shard.target, apiVersion: 'test.aiops.example.com/v2' } };
+  assert.deepEqual(specChanges(shard, v2), [
+    {
+      path: 'spec.target.apiVersion',
+      op: 'changed',
+      from: 'test.aiops.example.com/v1',
+      to: 'test.aiops.example.com/v2',
+    },
+  ]);
+  assert.deepEqual(specChanges(shard, sts)[0], {
+    path: 'spec.target.apiVersion',
+    op: 'removed',
+    from: 'test.aiops.example.com/v1',
+  });
+});
+
 void test('renderChanges marks added, removed and changed fields', () => {
   const text = renderChanges(specChanges({ a: 1, b: 2 }, { b: 3, c: 'x' }), palette(false));
   assert.equal(text, '  - spec.a: 1\n  ~ spec.b: 2 → 3\n  + spec.c: "x"\n');

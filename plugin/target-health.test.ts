@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { palette } from './format.ts';
-import type { StatefulSetLike } from './kinds.ts';
+import type { LiveTarget, StatefulSetLike } from './kinds.ts';
 import { renderDescribe } from './describe-text.ts';
 import { describeView } from './describe-view.ts';
-import { statefulSetRollout, targetHealth, type RolloutState } from './target-health.ts';
+import {
+  desiredReplicas,
+  statefulSetRollout,
+  targetHealth,
+  type RolloutState,
+  type TargetHealth,
+} from './target-health.ts';
 import type * as v2 from '../api/schema/v2.ts';
 
 /** A StatefulSet of 3 replicas, rolled out at revision r1, with `over` laid on top. */
@@ -201,4 +207,101 @@ void test('describe names the target by its kind and shows a StatefulSet its rol
   );
   assert.match(text('StatefulSet', undefined), /^Target Health: +StatefulSet cache\/redis not found$/m);
   assert.match(text('Deployment', undefined), /^Target Health: +Deployment cache\/redis not found$/m);
+});
+
+void test('a kind read through /scale: desired and current replicas and selector, rollout not claimed (table)', () => {
+  const shard = 'Shard.test.aiops.example.com';
+  const unknown = {
+    state: 'unknown',
+    message: `not tracked for ${shard}: its /scale says how many replicas, not whether they are ready or updated`,
+  } as const;
+  const cases: [string, LiveTarget & { kind: 'Scale' }, TargetHealth, number][] = [
+    [
+      'scaled and settled',
+      {
+        kind: 'Scale',
+        type: shard,
+        object: {
+          metadata: { uid: 'u1' },
+          spec: { replicas: 3 },
+          status: { replicas: 3, selector: 'app=s1' },
+        },
+      },
+      {
+        found: true,
+        kind: 'Scale',
+        type: shard,
+        desired: 3,
+        current: 3,
+        selector: 'app=s1',
+        rollout: unknown,
+      },
+      3,
+    ],
+    [
+      'scaling up, no selector published yet',
+      {
+        kind: 'Scale',
+        type: shard,
+        object: { spec: { replicas: 4 }, status: { replicas: 1, selector: '' } },
+      },
+      { found: true, kind: 'Scale', type: shard, desired: 4, current: 1, rollout: unknown },
+      4,
+    ],
+    [
+      'scaled to zero: a Scale omits 0 replicas',
+      { kind: 'Scale', type: shard, object: { spec: {}, status: {} } },
+      { found: true, kind: 'Scale', type: shard, desired: 0, current: 0, rollout: unknown },
+      0,
+    ],
+  ];
+  for (const [name, live, want, desired] of cases) {
+    assert.deepEqual(targetHealth(live), want, name);
+    assert.equal(desiredReplicas(live), desired, name);
+  }
+  assert.equal(desiredReplicas({ kind: 'Deployment', object: {} }), 1, 'a Deployment defaults to 1');
+  assert.equal(desiredReplicas({ kind: 'StatefulSet', object: {} }), 1, 'a StatefulSet defaults to 1');
+});
+
+void test('describe names a custom kind by Kind.group with its apiVersion, and its /scale health', () => {
+  const task: v2.AITask = {
+    apiVersion: 'aiops.example.com/v2',
+    kind: 'AITask',
+    metadata: { name: 'shard-load', namespace: 'db', generation: 1 },
+    spec: {
+      target: { apiVersion: 'test.aiops.example.com/v1', kind: 'Shard', name: 's1', namespace: 'db' },
+      trigger: { threshold: 0.9 },
+      remediation: { action: 'ScaleUp' },
+    },
+  };
+  const text = (h: TargetHealth): string =>
+    renderDescribe(describeView(task, h, []), new Date('2026-01-01T00:00:00Z'), palette(false), false);
+  const read = targetHealth({
+    kind: 'Scale',
+    type: 'Shard.test.aiops.example.com',
+    object: { spec: { replicas: 3 }, status: { replicas: 2, selector: 'app=s1,tier=db' } },
+  });
+  const shown = text(read);
+  assert.match(
+    shown,
+    /^Target: +Shard\.test\.aiops\.example\.com db\/s1 \(apiVersion test\.aiops\.example\.com\/v1\)$/m,
+  );
+  assert.match(
+    shown,
+    /^Target Health: +Shard\.test\.aiops\.example\.com db\/s1: 2\/3 current, selector app=s1,tier=db; rollout unknown: not tracked for Shard\.test\.aiops\.example\.com: .*$/m,
+  );
+  assert.deepEqual(describeView(task, read, []).target, {
+    apiVersion: 'test.aiops.example.com/v1',
+    kind: 'Shard',
+    name: 's1',
+    namespace: 'db',
+    namespaceFrom: 'spec',
+  });
+  assert.match(
+    text({
+      found: false,
+      error: 'cannot be read: Shard (test.aiops.example.com/v1) does not serve the /scale subresource',
+    }),
+    /^Target Health: +Shard\.test\.aiops\.example\.com db\/s1 cannot be read: Shard \(test\.aiops\.example\.com\/v1\) does not serve the \/scale subresource$/m,
+  );
 });

@@ -1,9 +1,11 @@
 // The health of an AITask's target as `kubectl aiops describe` shows it, for each kind it may
 // be: a Deployment's replica counts and conditions; a StatefulSet's ready, current and updated
-// replicas and its rollout state, judged as `kubectl rollout status statefulset` judges it.
-// Pure: the target is read by plugin/target.ts.
+// replicas and its rollout state, judged as `kubectl rollout status statefulset` judges it;
+// any other kind's desired and current replicas and selector, as its /scale says (a Scale
+// carries no readiness and no rollout, so neither is claimed). Pure: the target is read by
+// plugin/target.ts.
 
-import type { DeploymentLike, LiveTarget, StatefulSetLike } from './kinds.ts';
+import type { DeploymentLike, LiveTarget, ScaleLike, StatefulSetLike } from './kinds.ts';
 
 /** Where a StatefulSet's rollout stands: `unknown` under the OnDelete strategy, which has none to track. */
 export type RolloutState = 'complete' | 'progressing' | 'unknown';
@@ -39,7 +41,22 @@ export type TargetHealth =
       updateRevision?: string;
       rollout: Rollout;
     }
+  | {
+      found: true;
+      /** Read through the /scale subresource; `type` names the kind ("Shard.example.com"). */
+      kind: 'Scale';
+      type: string;
+      desired: number;
+      current: number;
+      selector?: string;
+      rollout: Rollout;
+    }
   | { found: false; error?: string };
+
+/** The replicas `target` asks for: spec.replicas, else 1 for a Deployment or StatefulSet (the apiserver's default) and 0 for a Scale (which omits 0). */
+export function desiredReplicas(target: LiveTarget): number {
+  return target.object.spec?.replicas ?? (target.kind === 'Scale' ? 0 : 1);
+}
 
 /** A Deployment's replica counts (spec.replicas defaults to 1) and conditions. */
 export function deploymentHealth(d: DeploymentLike): TargetHealth {
@@ -123,7 +140,29 @@ export function statefulSetHealth(sts: StatefulSetLike): TargetHealth {
   return health;
 }
 
+/**
+ * A kind read through /scale (`type` as targetTypeName names it): spec.replicas (0 when
+ * omitted), status.replicas and status.selector; its rollout `unknown`, as `kubectl rollout
+ * status` has no status viewer for such a kind.
+ */
+export function scaleHealth(type: string, scale: ScaleLike): TargetHealth {
+  const selector = scale.status?.selector;
+  return {
+    found: true,
+    kind: 'Scale',
+    type,
+    desired: scale.spec?.replicas ?? 0,
+    current: scale.status?.replicas ?? 0,
+    ...(selector !== undefined && selector !== '' ? { selector } : {}),
+    rollout: {
+      state: 'unknown',
+      message: `not tracked for ${type}: its /scale says how many replicas, not whether they are ready or updated`,
+    },
+  };
+}
+
 /** The health of `target`, by its kind. */
 export function targetHealth(target: LiveTarget): TargetHealth {
+  if (target.kind === 'Scale') return scaleHealth(target.type, target.object);
   return target.kind === 'StatefulSet' ? statefulSetHealth(target.object) : deploymentHealth(target.object);
 }

@@ -1,69 +1,124 @@
-// The workload an AITask targets, read with the user's credentials as spec.target.kind says
-// (a Deployment or a StatefulSet). Every command that reads "the target" reads it here, so
-// describe, approve and simulate agree on which object is meant and name it the same way.
+// The workload an AITask targets, read with the user's credentials as spec.target says: an
+// apps/v1 Deployment or StatefulSet as itself, any other kind found by API discovery and read
+// through its /scale subresource (an autoscaling/v1 Scale), as `kubectl scale` and the HPA
+// read it. Every command that reads "the target" reads it here, so describe, approve and
+// simulate agree on which object is meant and name it the same way.
 
+import { ScaleDiscovery } from '../lib/kube/discovery.ts';
 import { ForbiddenError, NotFoundError } from '../lib/kube/errors.ts';
-import { ResourceClient, type ResourceType } from '../lib/kube/resources.ts';
+import { ResourceClient, resourcePath } from '../lib/kube/resources.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { targetNamespace } from '../api/schema/target.ts';
+import {
+  builtinKind,
+  targetApiVersion,
+  targetGroup,
+  targetNamespace,
+  targetTypeName,
+  type TargetType,
+} from '../api/schema/target.ts';
 import { CliError } from './errors.ts';
-import { Resources, type DeploymentLike, type LiveTarget, type StatefulSetLike } from './kinds.ts';
+import {
+  Resources,
+  type DeploymentLike,
+  type LiveTarget,
+  type ScaleLike,
+  type StatefulSetLike,
+} from './kinds.ts';
 import type { Session } from './session.ts';
+import { desiredReplicas } from './target-health.ts';
 
-/** The API coordinates of a target of `kind`. */
-export function targetResource(kind: v2.TargetKind): ResourceType {
-  return kind === 'StatefulSet' ? Resources.statefulsets : Resources.deployments;
+/**
+ * The target's kind is not one the plugin can read: the API server serves no such kind at
+ * that apiVersion, or it is cluster-scoped, or it has no /scale subresource. Its message is
+ * one line naming the kind and how to check it.
+ */
+export class TargetKindError extends CliError {
+  /** Why, without the target's name: "the API server serves no kind … (check …)". */
+  readonly detail: string;
+  constructor(ref: string, detail: string) {
+    super(`${ref} cannot be read: ${detail}`);
+    this.name = 'TargetKindError';
+    this.detail = detail;
+  }
 }
 
-/** `StatefulSet ns/name`: how every message names a target. */
-export function workloadRef(kind: v2.TargetKind, namespace: string, name: string): string {
-  return `${kind} ${namespace}/${name}`;
+/** `StatefulSet ns/name`, `Shard.example.com ns/name`: how every message names a target. */
+export function workloadRef(target: TargetType, namespace: string, name: string): string {
+  return `${targetTypeName(target)} ${namespace}/${name}`;
+}
+
+/** One discovery table per session, so `describe -A` asks each group-version once. */
+const discoveries = new WeakMap<Session, ScaleDiscovery>();
+
+function discoveryOf(s: Session): ScaleDiscovery {
+  let d = discoveries.get(s);
+  if (d === undefined) {
+    d = new ScaleDiscovery(s.transport);
+    discoveries.set(s, d);
+  }
+  return d;
 }
 
 /**
- * Reads the `kind` named `namespace/name`, once (the transport's own retries aside). Rejects
- * as the client does: NotFoundError when it does not exist, ForbiddenError when the user may
- * not get it.
+ * Reads the `target` named `namespace/name`, once (the transport's own retries aside): a
+ * Deployment or StatefulSet with one GET of the object; any other kind with one discovery
+ * request for its group-version (kept for the session) and one GET of its /scale. Rejects as
+ * the client does: NotFoundError when it does not exist, ForbiddenError when the user may not
+ * get it (the apiserver's message names the verb, the resource — `PLURAL/scale` for another
+ * kind — and the API group); TargetKindError when the kind is not served, not namespaced or
+ * not scalable.
  */
 export async function readTarget(
   s: Session,
-  kind: v2.TargetKind,
+  target: TargetType,
   namespace: string,
   name: string,
 ): Promise<LiveTarget> {
+  const kind = builtinKind(target);
   if (kind === 'StatefulSet')
     return {
       kind,
-      object: await new ResourceClient<StatefulSetLike>(s.transport, targetResource(kind)).get(
+      object: await new ResourceClient<StatefulSetLike>(s.transport, Resources.statefulsets).get(
         namespace,
         name,
       ),
     };
-  return {
-    kind,
-    object: await new ResourceClient<DeploymentLike>(s.transport, targetResource(kind)).get(namespace, name),
-  };
-}
-
-/** The replicas `target` asks for: spec.replicas, 1 when unset (the apiserver's default). */
-export function desiredReplicas(target: LiveTarget): number {
-  return target.object.spec?.replicas ?? 1;
+  if (kind === 'Deployment')
+    return {
+      kind,
+      object: await new ResourceClient<DeploymentLike>(s.transport, Resources.deployments).get(
+        namespace,
+        name,
+      ),
+    };
+  const apiVersion = targetApiVersion(target);
+  const found = await discoveryOf(s).find(apiVersion, target.kind);
+  if (!found.ok) {
+    throw new TargetKindError(
+      workloadRef(target, namespace, name),
+      `${found.message} (check spec.target.apiVersion and kind; list what is served with: kubectl api-resources --api-group=${targetGroup(target) || "''"})`,
+    );
+  }
+  const object = await s.transport.request<ScaleLike>({
+    path: resourcePath(found.resource, namespace, name, 'scale'),
+  });
+  return { kind: 'Scale', type: targetTypeName(target), object };
 }
 
 /**
  * The replicas `task`'s target asks for now, read as its kind says in the target's namespace
  * (`task` carries its own namespace). Throws CliError naming the target and `--replicas` when
- * it does not exist or the user may not read it.
+ * it does not exist, the user may not read it, or its kind is not one that serves /scale.
  */
 export async function targetReplicas(s: Session, task: v2.AITask): Promise<number> {
   const ns = targetNamespace(task);
-  const { kind, name } = task.spec.target;
+  const { target } = task.spec;
   try {
-    return desiredReplicas(await readTarget(s, kind, ns, name));
+    return desiredReplicas(await readTarget(s, target, ns, target.name));
   } catch (err) {
-    if (err instanceof NotFoundError || err instanceof ForbiddenError)
+    if (err instanceof NotFoundError || err instanceof ForbiddenError || err instanceof TargetKindError)
       throw new CliError(
-        `${workloadRef(kind, ns, name)} cannot be read (${err.message}): pass --replicas N to start from N replicas`,
+        `${err instanceof TargetKindError ? err.message : `${workloadRef(target, ns, target.name)} cannot be read (${err.message})`}: pass --replicas N to start from N replicas`,
       );
     throw err;
   }

@@ -1,6 +1,7 @@
 // `kubectl aiops approve NAME [--id DECISION]`: shows exactly what approving the decision an
-// AITask with `approval: Manual` waits on would make the operator do — action, target (a
-// Deployment or a StatefulSet) and its UID, pod or node, replicas from → to — and, given the id of that same
+// AITask with `approval: Manual` waits on would make the operator do — action, target (read as
+// its kind says; another kind than Deployment and StatefulSet through its /scale) and its
+// UID, pod or node, replicas from → to — and, given the id of that same
 // decision (`--id`, the one it showed), approves it by setting the annotation
 // aiops.example.com/approve to the id. Without --id nothing is approved. Refused (exit 3)
 // when no decision waits, another one than --id waits, or anything shown changed since the
@@ -10,28 +11,30 @@
 
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import { ConflictError, ForbiddenError } from '../../lib/kube/errors.ts';
-import type { TargetKind } from '../../api/schema/v2.ts';
 import { checkApproval, type ApprovalPlan, type LiveWorkload } from '../approval-plan.ts';
 import { CliError, ExitCode, ifFound, RefusedError, UsageError } from '../errors.ts';
 import { visibleDeep } from '../format.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, type Session } from '../session.ts';
-import { targetNamespace } from '../../api/schema/target.ts';
+import { builtinKind, targetApiVersion, targetNamespace, type TargetType } from '../../api/schema/target.ts';
 import { readTarget, workloadRef } from '../target.ts';
 
-/** The target as read now, of `kind`; undefined when absent. Throws CliError when the user may not read it. */
+/**
+ * The target as read now, as `target` says; undefined when absent. Throws CliError when the
+ * user may not read it, and TargetKindError when its kind serves no /scale.
+ */
 async function liveTarget(
   s: Session,
-  kind: TargetKind,
+  target: TargetType,
   namespace: string,
   name: string,
 ): Promise<LiveWorkload | undefined> {
   try {
-    return (await ifFound(readTarget(s, kind, namespace, name)))?.object;
+    return (await ifFound(readTarget(s, target, namespace, name)))?.object;
   } catch (err) {
     if (err instanceof ForbiddenError)
       throw new CliError(
-        `cannot read ${workloadRef(kind, namespace, name)} to show what the approval would do: ${err.message}`,
+        `cannot read ${workloadRef(target, namespace, name)} to show what the approval would do: ${err.message}`,
       );
     throw err;
   }
@@ -42,7 +45,10 @@ function renderPlan(read: ApprovalPlan): string {
   const p = visibleDeep(read);
   const rows: [string, string][] = [
     ['Action', p.action],
-    [p.target.kind, `${p.target.namespace}/${p.target.name} (uid ${p.target.uid ?? '<not found>'})`],
+    [
+      p.target.kind,
+      `${p.target.namespace}/${p.target.name} (${builtinKind(p.target) === undefined ? `${targetApiVersion(p.target)}, ` : ''}uid ${p.target.uid ?? '<not found>'})`,
+    ],
     ...(p.replicas ? ([['Replicas', `${p.replicas.from} → ${p.replicas.to}`]] as [string, string][]) : []),
     ...(p.pod !== undefined ? ([['Pod', p.pod]] as [string, string][]) : []),
     ...(p.node !== undefined ? ([['Node', p.node]] as [string, string][]) : []),
@@ -71,7 +77,7 @@ export async function approve(
   const targetName = task.status?.pendingDecision?.target?.name ?? task.spec.target.name;
   const check = checkApproval(
     { ...task, metadata: { ...task.metadata, namespace: ns } },
-    await liveTarget(s, task.spec.target.kind, targetNs, targetName),
+    await liveTarget(s, task.spec.target, targetNs, targetName),
     wanted,
   );
   const machine = ctx.machine;

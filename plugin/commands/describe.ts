@@ -1,4 +1,5 @@
-// `kubectl aiops describe [NAME]`: reads the AITask, its target (of its kind) and its Events
+// `kubectl aiops describe [NAME]`: reads the AITask, its target (as its kind says: a
+// Deployment or StatefulSet itself, any other kind's /scale) and its Events
 // (by involvedObject uid) and prints the describe view; without NAME, every AITask in the
 // namespace (or, with -A, the cluster).
 
@@ -13,15 +14,16 @@ import { Resources, type KubeEventLike } from '../kinds.ts';
 import type { CommandContext } from '../context.ts';
 import { getTask, listTasks, type Session } from '../session.ts';
 import { targetNamespace } from '../../api/schema/target.ts';
-import { readTarget } from '../target.ts';
+import { readTarget, TargetKindError } from '../target.ts';
 import { targetHealth, type TargetHealth } from '../target-health.ts';
 
 async function health(s: Session, task: v2.AITask): Promise<TargetHealth> {
   const ns = targetNamespace(task) || s.namespace;
   try {
-    return targetHealth(await readTarget(s, task.spec.target.kind, ns, task.spec.target.name));
+    return targetHealth(await readTarget(s, task.spec.target, ns, task.spec.target.name));
   } catch (err) {
     if (err instanceof NotFoundError) return { found: false };
+    if (err instanceof TargetKindError) return { found: false, error: `cannot be read: ${err.detail}` };
     if (err instanceof ForbiddenError) return { found: false, error: `cannot be read: ${err.message}` };
     throw err;
   }
