@@ -45,7 +45,7 @@ const ROOMS = {
     'operator/runtime/',
     'lib/',
     { path: 'api/schema/common.ts', names: ['ObjectMeta'] },
-    { path: 'api/schema/v2.ts', names: ['TargetKind'] },
+    { path: 'api/schema/v2.ts', names: ['TargetKind', 'TARGET_KINDS'] },
   ],
   'operator/decision/': ['operator/decision/', 'api/schema/', 'api/status/', 'api/install.ts', 'lib/'],
   'operator/llm/': ['operator/llm/', 'operator/decision/', 'operator/runtime/', 'api/', 'lib/'],

@@ -6,6 +6,7 @@ import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { pageSizeFor, ResourceClient } from '../lib/kube/resources.ts';
+import { ScaleDiscovery } from '../lib/kube/discovery.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
@@ -20,12 +21,15 @@ import {
   trimWorkload,
 } from './runtime/trim.ts';
 import type { WorkQueue } from './runtime/workqueue.ts';
+import { ScaleTargets } from './scale-targets.ts';
 import { TargetCaches, targetIndexKey, taskTargetIndexKey } from './target-caches.ts';
 
 /** The caches the reconciler reads. */
 export interface Caches {
   readonly taskCache: Informer<v2.AITask>;
   readonly targets: TargetCaches;
+  /** What discovery found of the kinds read through /scale and of the owners on their pods' chains. */
+  readonly discovery: ScaleDiscovery;
 }
 
 /** What starting, syncing, health and the cache metrics read of each cache. */
@@ -134,7 +138,11 @@ export function buildCaches(d: CacheDeps): Caches {
         resource: 'aitasks',
       }),
   });
-  const targets = new TargetCaches(perKind((kind) => targetCache(d, kind, taskCache)));
+  const discovery = new ScaleDiscovery(d.transport);
+  const targets = new TargetCaches(
+    perKind((kind) => targetCache(d, kind, taskCache)),
+    new ScaleTargets(d.transport, discovery),
+  );
   const sameTarget = (t: v2.AITask): string[] =>
     taskCache.byIndex('target', taskTargetIndexKey(t)).filter((k) => k !== objectKey(t));
   taskCache.on({
@@ -148,7 +156,7 @@ export function buildCaches(d: CacheDeps): Caches {
       d.onTaskDeleted();
     },
   });
-  return { taskCache, targets };
+  return { taskCache, targets, discovery };
 }
 
 /**

@@ -46,7 +46,12 @@ export interface ReconcilerParts {
 export function buildReconciler(o: OperatorOptions, d: ReconcilerDeps): ReconcilerParts {
   const { log } = o;
   const { telemetry, queue } = d;
-  const actions = new Actions(d.transport, o.maxCordonedNodesPercent, o.maxCordonedNodesPerNamespace);
+  const actions = new Actions(
+    d.transport,
+    d.caches.discovery,
+    o.maxCordonedNodesPercent,
+    o.maxCordonedNodesPerNamespace,
+  );
   const events = new EventRecorder(d.transport, d.identity, log);
   const reconciler = new Reconciler({
     gate: actionGate(d.leading, parsePausePoints(process.env[PAUSE_ENV]), log),

@@ -26,33 +26,24 @@ const taskCache = {
 } as unknown as Informer<v2.AITask>;
 
 test('a missing target is TargetNotFound; one the cache refused is TargetRefused, saying why', () => {
-  const refusals: Record<string, Refusal> = {
-    'ns/web': {
-      reason: 'NotAdmitted',
-      message: 'its selector has 40 terms, more than the 32 the operator reads',
-    },
+  const refused: Refusal = {
+    reason: 'NotAdmitted',
+    message: 'its selector has 40 terms, more than the 32 the operator reads',
   };
-  const sources: TargetSources = {
-    taskCache,
-    allowCrossNamespace: false,
-    targets: {
-      refusal: (t) =>
-        refusals[`${t.spec.target.namespace ?? t.metadata.namespace ?? ''}/${t.spec.target.name}`],
-    },
-  };
-  assert.deepEqual(observeTarget(sources, 'ns/t', task, undefined), {
+  const sources: TargetSources = { taskCache, allowCrossNamespace: false };
+  assert.deepEqual(observeTarget(sources, 'ns/t', task, { refused }), {
     found: false,
     reason: 'TargetRefused',
     message:
       'Deployment ns/web is not read by the operator (NotAdmitted): its selector has 40 terms, more than the 32 the operator reads',
   });
-  assert.deepEqual(observeTarget({ taskCache, allowCrossNamespace: false }, 'ns/t', task, undefined), {
+  assert.deepEqual(observeTarget(sources, 'ns/t', task, {}), {
     found: false,
     reason: 'TargetNotFound',
     message: 'Deployment ns/web does not exist',
   });
   assert.deepEqual(
-    observeTarget(sources, 'ns/t', task, { metadata: { name: 'web' }, spec: { replicas: 3 } }),
+    observeTarget(sources, 'ns/t', task, { workload: { metadata: { name: 'web' }, spec: { replicas: 3 } } }),
     { found: true, replicas: 3 },
   );
 });
@@ -60,14 +51,13 @@ test('a missing target is TargetNotFound; one the cache refused is TargetRefused
 test('a target kind the operator may not list is TargetRefused, naming the missing grant', () => {
   const grant =
     'the operator may not list and watch deployments in API group apps (forbidden); an admin grants them in its ClusterRole';
-  const sources: TargetSources = {
-    taskCache,
-    allowCrossNamespace: false,
-    targets: { refusal: () => undefined, forbidden: () => grant },
-  };
-  assert.deepEqual(observeTarget(sources, 'ns/t', task, undefined), {
-    found: false,
-    reason: 'TargetRefused',
-    message: `Deployment ns/web is not read by the operator (Forbidden): ${grant}`,
-  });
+  const sources: TargetSources = { taskCache, allowCrossNamespace: false };
+  assert.deepEqual(
+    observeTarget(sources, 'ns/t', task, { refused: { reason: 'Forbidden', message: grant } }),
+    {
+      found: false,
+      reason: 'TargetRefused',
+      message: `Deployment ns/web is not read by the operator (Forbidden): ${grant}`,
+    },
+  );
 });

@@ -1,6 +1,6 @@
-// What one reconcile observes before deciding: the target (the workload from its cache,
-// refused across namespaces unless allowed, owned by one AITask only, and said refused when
-// the cache would not hold it) and the metric (the query decision/metric-query.ts chooses:
+// What one reconcile observes before deciding: the target (the workload from its cache or
+// its /scale, refused across namespaces unless allowed, owned by one AITask only, and said
+// refused when the operator would not read it) and the metric (the query decision/metric-query.ts chooses:
 // the default query rendered for the target, or the task's own query confined to the
 // target's namespace; read from Prometheus). Both become the observations `decide` takes.
 
@@ -10,10 +10,8 @@ import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.t
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import type { MetricReader } from './edges/prometheus.ts';
 import { metricQuery, type QueryRules } from './decision/metric-query.ts';
-import type { Refusal } from './runtime/cache-budget.ts';
 import type { Informer } from './runtime/informer.ts';
-import type { Workload } from './runtime/kinds.ts';
-import { taskTargetIndexKey } from './target-caches.ts';
+import { taskTargetIndexKey, type TargetLookup } from './target-caches.ts';
 
 /** What observing a target reads. */
 export interface TargetSources {
@@ -21,49 +19,34 @@ export interface TargetSources {
   readonly taskCache: Informer<v2.AITask>;
   /** Allow targets outside the AITask's namespace (default false: refused). */
   readonly allowCrossNamespace: boolean;
-  /**
-   * Why a target cache refused the object a task names (TargetCaches.refusal), or may not
-   * read its kind at all (TargetCaches.forbidden); default none.
-   */
-  readonly targets?: {
-    refusal(task: v2.AITask): Refusal | undefined;
-    forbidden?(task: v2.AITask): string | undefined;
-  };
 }
 
 /**
- * The target of the AITask `key` as `decide` sees it: not found when the workload is
- * missing, when the cache refused it (TargetRefused: too large, a selector past the bound,
- * or the cache's budget spent) or may not read its kind (TargetRefused: Forbidden), when the task may not target it (CrossNamespaceRefused), or
- * when an older task that may act on it owns it (DuplicateTarget); else its desired replicas
- * (default 1).
+ * The target of the AITask `key` as `decide` sees it (`lookup`: what reading it found, never
+ * read when the task may not target it): not found when the task may not target it
+ * (CrossNamespaceRefused), when the workload is missing, when the operator would not read it
+ * (TargetRefused: too large, a selector past the bound, a cache's budget spent, a kind not
+ * served or without /scale, or a missing grant), or when an older task that may act on it
+ * owns it (DuplicateTarget); else its desired replicas (default 1).
  */
 export function observeTarget(
   s: TargetSources,
   key: string,
   task: v2.AITask,
-  workload: Workload | undefined,
+  lookup: TargetLookup,
 ): TargetObservation {
   const ref = targetRef(task);
   if (!mayTarget(task, s.allowCrossNamespace))
     return { found: false, reason: 'CrossNamespaceRefused', message: crossNamespaceRefusal(task) };
-  if (!workload) {
-    const forbidden = s.targets?.forbidden?.(task);
-    if (forbidden !== undefined)
-      return {
-        found: false,
-        reason: 'TargetRefused',
-        message: `${ref} is not read by the operator (Forbidden): ${forbidden}`,
-      };
-    const refused = s.targets?.refusal(task);
-    return refused !== undefined
+  const workload = lookup.workload;
+  if (!workload)
+    return lookup.refused !== undefined
       ? {
           found: false,
           reason: 'TargetRefused',
-          message: `${ref} is not read by the operator (${refused.reason}): ${refused.message}`,
+          message: `${ref} is not read by the operator (${lookup.refused.reason}): ${lookup.refused.message}`,
         }
       : { found: false, reason: 'TargetNotFound', message: `${ref} does not exist` };
-  }
   const rivals = s.taskCache
     .byIndex('target', taskTargetIndexKey(task))
     .map((k) => (k === key ? task : s.taskCache.get(k)))

@@ -55,7 +55,7 @@ export const PROMETHEUS_DEADLINE_MS = 6_000;
 export interface ReconcilerDeps extends PreflightDeps {
   readonly tasks: AITaskClient;
   readonly taskCache: Informer<v2.AITask>;
-  /** The target caches: the workload each task names (target-caches.ts). */
+  /** The targets: the workload each task names, cached or through /scale (target-caches.ts). */
   readonly targets: TargetReader;
   /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
   readonly prometheus: MetricReader;
@@ -188,8 +188,10 @@ export class Reconciler {
     const now = (d.now ?? Date.now)();
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
     const targetNs = targetNamespace(task);
-    const workload = d.targets.get(task);
-    const target = observeTarget(d, key, task, workload);
+    // A target the task may not read (another namespace, unless allowed) is not read at all.
+    const lookup = mayTarget(task, d.allowCrossNamespace) ? await d.targets.read(task) : {};
+    const workload = lookup.workload;
+    const target = observeTarget(d, key, task, lookup);
     // A new generation's ControllerRevision is written while Prometheus answers (and, on first
     // sight, while the Pending status is written): none needs another, so a new AITask costs
     // two sequential round trips less.
@@ -321,7 +323,7 @@ export class Reconciler {
     if (live.status === undefined || !isInFlight(pending)) return live;
     let verification: Verification = 'notDone';
     if (mayTarget(live, this.#d.allowCrossNamespace)) {
-      const workload = this.#d.targets.get(live);
+      const { workload } = await this.#d.targets.read(live);
       const observed = await this.#d.actions.currentEffect(pending, workload, live.metadata.uid ?? '');
       verification = verifyEffect(pending, observed);
     }

@@ -93,7 +93,7 @@ async function operatorRun(
   const reconciler = new Reconciler({
     tasks,
     taskCache: { get: () => stored, byIndex: () => [key] } as unknown as Informer<v2.AITask>,
-    targets: { get: () => deployment, refusal: () => undefined, forbidden: () => undefined },
+    targets: { read: () => Promise.resolve({ workload: deployment }) },
     prometheus,
     history: { record: () => Promise.resolve() } as unknown as History,
     telemetry: { refusals: none, actions: none, statusWrites: none } as unknown as Telemetry,

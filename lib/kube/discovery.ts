@@ -43,6 +43,14 @@ type GroupVersion = ReadonlyMap<
   { readonly plural: string; readonly namespaced: boolean; readonly scalable: boolean }
 >;
 
+/** The group ('' for the core group) and version of `apiVersion`. */
+function groupVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
 function pathOf(apiVersion: string): string {
   return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
@@ -108,32 +116,32 @@ export class ScaleDiscovery {
       };
     if (!found.scalable)
       return { ok: false, reason: 'NotScalable', message: `${name} does not serve the /scale subresource` };
-    const slash = apiVersion.indexOf('/');
-    return {
-      ok: true,
-      resource: {
-        group: slash < 0 ? '' : apiVersion.slice(0, slash),
-        version: slash < 0 ? apiVersion : apiVersion.slice(slash + 1),
-        plural: found.plural,
-        namespaced: true,
-      },
-    };
+    return { ok: true, resource: { ...groupVersion(apiVersion), plural: found.plural, namespaced: true } };
+  }
+
+  /**
+   * The resource of namespaced `kind` of `apiVersion`, with /scale or not (an owner between a
+   * pod and its target), or undefined when discovery finds none; cached and rejecting as find.
+   */
+  async resource(apiVersion: string, kind: string): Promise<ResourceType | undefined> {
+    const found = (await this.#kinds(apiVersion)).get(kind);
+    if (found === undefined || !found.namespaced) return undefined;
+    return { ...groupVersion(apiVersion), plural: found.plural, namespaced: true };
   }
 
   #kinds(apiVersion: string): Promise<GroupVersion> {
     const now = this.#now();
     const kept = this.#cache.get(apiVersion);
     if (kept !== undefined && now - kept.at < this.#maxAgeMs) return kept.kinds;
-    const kinds = this.#transport
-      .request<unknown>({
-        path: pathOf(apiVersion),
-        maxResponseBytes: DISCOVERY_MAX_BYTES,
-        timeoutMs: DISCOVERY_TIMEOUT_MS,
-      })
-      .then(kindsOf, (err: unknown) => {
-        if (err instanceof NotFoundError) return new Map() as GroupVersion;
-        throw err;
-      });
+    const answer = this.#transport.request<unknown>({
+      path: pathOf(apiVersion),
+      maxResponseBytes: DISCOVERY_MAX_BYTES,
+      timeoutMs: DISCOVERY_TIMEOUT_MS,
+    });
+    const kinds = answer.then(kindsOf, (err: unknown) => {
+      if (err instanceof NotFoundError) return new Map() as GroupVersion;
+      throw err;
+    });
     this.#cache.set(apiVersion, { at: now, kinds });
     kinds.catch(() => {
       if (this.#cache.get(apiVersion)?.kinds === kinds) this.#cache.delete(apiVersion);

@@ -5,6 +5,7 @@
 // range query), so both refuse the same queries with the same reason. Pure but for loading
 // the PromQL parser on first use.
 
+import { builtinKind } from '../../api/schema/target.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './query-cost.ts';
 
@@ -12,17 +13,23 @@ import { DEFAULT_QUERY_BOUNDS, type QueryBounds } from './query-cost.ts';
 export interface QueryTarget {
   readonly namespace: string;
   readonly name: string;
-  /** The target's kind, which says how its pods are named ({{pods}}); default Deployment. */
-  readonly kind?: v2.TargetKind;
+  /**
+   * The target's cached kind, which says how its pods are named ({{pods}}); default
+   * Deployment; 'other' for a kind read through /scale.
+   */
+  readonly kind?: v2.TargetKind | 'other';
 }
 
 /**
  * The regular expression after a target's name that its pods' names match, by kind: a
- * Deployment's pods are `NAME-<ReplicaSet hash>-<random>`, a StatefulSet's `NAME-<ordinal>`.
+ * Deployment's pods are `NAME-<ReplicaSet hash>-<random>`, a StatefulSet's `NAME-<ordinal>`;
+ * another kind's pods are only known to start with `NAME-` (a task whose pods share that
+ * prefix with another workload's brings its own trigger.query).
  */
-export const POD_NAME_SUFFIX: Readonly<Record<v2.TargetKind, string>> = {
+export const POD_NAME_SUFFIX: Readonly<Record<v2.TargetKind | 'other', string>> = {
   Deployment: '-[a-z0-9]+-[a-z0-9]+',
   StatefulSet: '-[0-9]+',
+  other: '-.+',
 };
 
 /** The operator's default query: CPU use of the target's pods in cores. */
@@ -89,7 +96,7 @@ export async function metricQuery(
         query: renderQuery(rules.defaultQuery, {
           namespace: targetNs,
           name: task.spec.target.name,
-          kind: task.spec.target.kind,
+          kind: builtinKind(task.spec.target) ?? 'other',
         }),
       };
     } catch (err) {

@@ -3,7 +3,7 @@
 // scale subresource bound to its resourceVersion, CordonNode cordons the chosen pod's node
 // within the cordon caps (cordons.ts, which also uncordons and releases the stale marks the
 // sweep finds). Pods are the target's only through controller references by UID (Pod →
-// ReplicaSet → Deployment; Pod → StatefulSet), never by labels alone: a tenant's bare Pod
+// ReplicaSet → Deployment; Pod → StatefulSet; Pod → … → another kind: owner-chain.ts), never by labels alone: a tenant's bare Pod
 // with the target's labels on any node is never picked. A plan is first resolved (which
 // pod, which node) so the decision written before acting names its effect, which a restarted
 // operator verifies (currentEffect). A target's ReplicaSets and pods are read a page at a
@@ -16,6 +16,7 @@
 import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
 import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
+import type { ScaleDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import type { ActionPlan, BlockReason } from '../decision/decide.ts';
@@ -33,6 +34,7 @@ import type { EffectObservation } from '../decision/settle.ts';
 import type { ActionOutcome } from '../decision/vocabulary.ts';
 import { Cordons, type ActingTask, type UncordonResult } from './cordons.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
+import { OwnerChain } from './owner-chain.ts';
 import { ownedSetUIDs, pickPod, podsControlledBy, type ReplicaSet } from './pod-choice.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
@@ -78,8 +80,10 @@ export class Actions {
   readonly #pods: ResourceClient<Pod>;
   readonly #replicaSets: ResourceClient<ReplicaSet>;
   readonly #cordons: Cordons;
+  readonly #owners: OwnerChain;
 
   /**
+   * `discovery`: finds the kinds of owners between pods and a target read through /scale.
    * `maxCordonedPercent`: share of the cluster's nodes that may be unschedulable after a
    * cordon (default 34); `maxCordonedPerNamespace`: nodes the AITasks of one namespace may
    * hold cordoned at once (default 1; 0: only the cluster-wide share); `nodeMaxAgeMs`: how
@@ -87,6 +91,7 @@ export class Actions {
    */
   constructor(
     transport: KubeTransport,
+    discovery: ScaleDiscovery,
     maxCordonedPercent = 34,
     maxCordonedPerNamespace = 1,
     nodeMaxAgeMs = NODE_SNAPSHOT_MAX_AGE_MS,
@@ -94,6 +99,7 @@ export class Actions {
     this.#transport = transport;
     this.#pods = new ResourceClient(transport, Resources.pods);
     this.#replicaSets = new ResourceClient(transport, replicaSets);
+    this.#owners = new OwnerChain(transport, discovery);
     const nodes = new ResourceClient<Node>(transport, Resources.nodes);
     const snapshots = new NodeSnapshots({
       page: (token, limit) =>
@@ -113,11 +119,12 @@ export class Actions {
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
     const namespace = target.metadata.namespace ?? '';
     const rules = rulesOf(target);
-    const pod = pickPod(await this.#podsOf(namespace, target), rules.podOrder);
+    const { pods, unread } = await this.#podsOf(namespace, target);
+    const pod = pickPod(pods, rules.podOrder);
     if (!pod)
       return {
         blockedBy: 'NoPodToRestart',
-        message: `no pod of ${rules.kind} ${namespace}/${target.metadata.name ?? ''} to act on`,
+        message: `no pod of ${rules.kind} ${namespace}/${target.metadata.name ?? ''} to act on${unread !== undefined ? ` (an owner on its pods' controller chain is not readable: ${unread})` : ''}`,
       };
     const name = pod.metadata.name ?? '';
     const uid = pod.metadata.uid !== undefined ? { podUID: pod.metadata.uid } : {};
@@ -164,7 +171,7 @@ export class Actions {
     const obs: { replicas?: number; podPresent?: boolean; nodeCordonedByTask?: boolean } = {};
     if (target?.spec?.replicas !== undefined) obs.replicas = target.spec.replicas;
     if (e.pod !== undefined && target !== undefined && decision.action === 'RestartPod') {
-      const pods = await this.#podsOf(target.metadata.namespace ?? '', target);
+      const { pods } = await this.#podsOf(target.metadata.namespace ?? '', target);
       obs.podPresent = pods.some(
         (p) =>
           p.metadata.name === e.pod &&
@@ -202,33 +209,41 @@ export class Actions {
 
   /**
    * The pods `target` owns (pod-choice.ts: a Deployment's through the ReplicaSets it
-   * controls, a StatefulSet's directly), trimmed (trimPod), at most MAX_PODS_CONSIDERED of
-   * them: its selector narrows every list, read a page of pageSizeFor(POD_PAGE_BYTES) at a
-   * time, the ownerReferences decide. A Deployment's owned ReplicaSets are found first (at
-   * most MAX_PODS_CONSIDERED), and pods are not read when there are none.
+   * controls, a StatefulSet's directly, another kind's through the owners its pods name:
+   * owner-chain.ts), trimmed (trimPod), at most MAX_PODS_CONSIDERED of them: its selector
+   * narrows every list, read a page of pageSizeFor(POD_PAGE_BYTES) at a time, the
+   * ownerReferences decide. A Deployment's owned ReplicaSets are found first (at most
+   * MAX_PODS_CONSIDERED), and pods are not read when there are none. `unread`: an owner on a
+   * chain the operator may not read.
    */
-  async #podsOf(namespace: string, target: Workload): Promise<Pod[]> {
+  async #podsOf(namespace: string, target: Workload): Promise<{ pods: Pod[]; unread?: string }> {
     const uid = target.metadata.uid;
-    if (uid === undefined || uid === '') return [];
-    const labelSelector = selectorString(target.spec?.selector);
-    const limit = pageSizeFor(POD_PAGE_BYTES);
+    if (uid === undefined || uid === '') return { pods: [] };
     const rules = rulesOf(target);
+    const labelSelector =
+      rules.via === 'owners' ? target.status?.selector : selectorString(target.spec?.selector);
+    const narrowed = {
+      ...(labelSelector !== undefined && labelSelector !== '' ? { labelSelector } : {}),
+      limit: pageSizeFor(POD_PAGE_BYTES),
+    };
     const controllers = new Set<string>();
     if (rules.via === 'ReplicaSet')
-      await this.#replicaSets.forEachPage(namespace, { labelSelector, limit }, (items) => {
+      await this.#replicaSets.forEachPage(namespace, narrowed, (items) => {
         for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
         return controllers.size < MAX_PODS_CONSIDERED;
       });
     else controllers.add(uid);
-    if (controllers.size === 0) return [];
-    const controllerKind = rules.via ?? rules.kind;
+    if (controllers.size === 0) return { pods: [] };
     const pods: Pod[] = [];
-    await this.#pods.forEachPage(namespace, { labelSelector, limit }, (items) => {
-      for (const p of podsControlledBy(controllerKind, controllers, items.map(trimPod)))
-        if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
+    const keep =
+      rules.via === 'owners'
+        ? (items: Pod[]) => items.filter((p) => (p.metadata.ownerReferences ?? []).length > 0)
+        : (items: Pod[]) => podsControlledBy(rules.via ?? rules.kind, controllers, items);
+    await this.#pods.forEachPage(namespace, narrowed, (items) => {
+      for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
       return pods.length < MAX_PODS_CONSIDERED;
     });
-    return pods;
+    return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods) : { pods };
   }
 
   async #scale(target: Workload, from: number, replicas: number): Promise<ActionOutcome> {

@@ -3,7 +3,7 @@
 // fields used here.
 
 import type { ObjectMeta } from '../../api/schema/common.ts';
-import type { TargetKind } from '../../api/schema/v2.ts';
+import type { ResourceType } from '../../lib/kube/resources.ts';
 
 /** metav1.LabelSelector. */
 export interface LabelSelector {
@@ -16,16 +16,20 @@ export interface LabelSelector {
 }
 
 /**
- * An apps/v1 workload an AITask may target (TargetKind): a Deployment or a StatefulSet,
- * the fields both have that the operator reads. `kind` is set by the target cache's transform
- * (trim.ts trimWorkload), so a cached object says which kind it is.
+ * A workload an AITask may target, the fields the operator reads: a Deployment or a
+ * StatefulSet from its cache (`kind` is set by the cache's transform, trim.ts trimWorkload,
+ * so a cached object says which kind it is), or any other kind as its /scale subresource
+ * shows it (scale-targets.ts: `apiVersion`, `kind` and `scaleResource` set, `spec.replicas`
+ * and `status.replicas` from the Scale, `status.selector` its label selector string).
  */
 export interface Workload {
-  apiVersion?: 'apps/v1';
-  kind?: TargetKind;
+  apiVersion?: string;
+  kind?: string;
   metadata: ObjectMeta;
   spec?: { replicas?: number; selector?: LabelSelector; template?: Record<string, unknown> };
-  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number };
+  status?: { replicas?: number; readyReplicas?: number; availableReplicas?: number; selector?: string };
+  /** Set on a target read through /scale: the resource discovery found for its kind. */
+  scaleResource?: ResourceType;
 }
 
 /** apps/v1 Deployment, as the operator reads it. */

@@ -1,11 +1,13 @@
-// The kinds an AITask may target (v2.TargetKind) and what differs between them, in one table:
-// the resource the target cache watches and whose /scale subresource an action writes, the
-// cache's page and byte budgets, the controller chain from a pod up to the target (ownership
-// is by controller references and UIDs, never labels), and which of the target's pods a
-// RestartPod or CordonNode takes first. A new kind enters here, in the default query's pod
-// names (decision/metric-query.ts) and in the input-path inventory.
+// The kinds an AITask may target and what differs between them. The cached kinds
+// (v2.TargetKind) are one table: the resource the target cache watches and whose /scale
+// subresource an action writes, the cache's page and byte budgets, the controller chain from
+// a pod up to the target (ownership is by controller references and UIDs, never labels), and
+// which of the target's pods a RestartPod or CordonNode takes first. Any other kind is read
+// through /scale (scale-targets.ts) with the resource discovery found, and its pods are the
+// ones whose owner chain leads to it (edges/owner-chain.ts). A new cached kind enters here,
+// in the default query's pod names (decision/metric-query.ts) and in the input-path inventory.
 
-import type { TargetKind } from '../../api/schema/v2.ts';
+import { TARGET_KINDS as KINDS, type TargetKind } from '../../api/schema/v2.ts';
 import type { ResourceType } from '../../lib/kube/resources.ts';
 import type { Workload } from './kinds.ts';
 import { Resources } from '../../lib/kube/coordinates.ts';
@@ -17,17 +19,25 @@ export type PodOrder =
   /** The highest ordinal (`NAME-N`): the pod a StatefulSet itself would remove first. */
   | 'highestOrdinal';
 
-/** What the operator does differently for one target kind. */
-export interface TargetKindRules {
-  readonly kind: TargetKind;
-  /** The resource the target cache lists and watches, and whose `scale` subresource is written. */
+/** How the operator acts on one target kind. */
+export interface ActingRules {
+  /** The kind, as the target names it. */
+  readonly kind: string;
+  /** The resource whose `scale` subresource is read and written (and, for a cached kind, listed and watched). */
   readonly resource: ResourceType;
   /**
-   * Kind of the controller between a pod and the target (a Deployment's ReplicaSet), or
-   * undefined when the target is its pods' controller itself (a StatefulSet).
+   * How a pod's controller chain leads to the target: through a ReplicaSet it controls (a
+   * Deployment), through whatever owners the pods name (`owners`: any other kind, as far as
+   * edges/owner-chain.ts follows them), or undefined when the target is its pods'
+   * controller itself (a StatefulSet).
    */
-  readonly via?: 'ReplicaSet';
+  readonly via?: 'ReplicaSet' | 'owners';
   readonly podOrder: PodOrder;
+}
+
+/** What the operator does differently for one cached target kind. */
+export interface TargetKindRules extends ActingRules {
+  readonly kind: TargetKind;
   /**
    * Most JSON one page of the cache's LIST may carry, in bytes: the page is parsed whole
    * before the transform drops a pod template as large as etcd stores (pageSizeFor gives
@@ -71,20 +81,24 @@ export const TARGET_KINDS: Readonly<Record<TargetKind, TargetKindRules>> = {
   },
 };
 
-/** A record of `f` applied to every target kind. */
+/** A record of `f` applied to every cached target kind. */
 export function perKind<T>(f: (kind: TargetKind) => T): Record<TargetKind, T> {
-  return { Deployment: f('Deployment'), StatefulSet: f('StatefulSet') };
+  return Object.fromEntries(KINDS.map((kind) => [kind, f(kind)])) as Record<TargetKind, T>;
 }
 
 /**
- * The rules of `target`'s kind, which its cache's transform set (trim.ts trimWorkload).
- * Throws on a workload without its kind: acting on it as another kind could scale a
- * different object of the same name.
+ * The rules of `target`'s kind: a cached kind's (its cache's transform set `kind`, trim.ts
+ * trimWorkload), or, for a target read through /scale, its discovered resource with pods
+ * found through their owners, the worst first. Throws on a workload that says neither:
+ * acting on it as another kind could scale a different object of the same name.
  */
-export function rulesOf(target: Workload): TargetKindRules {
-  if (target.kind === undefined)
-    throw new Error(
-      `the target ${target.metadata.namespace ?? ''}/${target.metadata.name ?? ''} does not say its kind`,
-    );
-  return TARGET_KINDS[target.kind];
+export function rulesOf(target: Workload): ActingRules {
+  const { kind, scaleResource } = target;
+  if (scaleResource !== undefined && kind !== undefined)
+    return { kind, resource: scaleResource, via: 'owners', podOrder: 'worst' };
+  if (kind !== undefined && (KINDS as readonly string[]).includes(kind))
+    return TARGET_KINDS[kind as TargetKind];
+  throw new Error(
+    `the target ${target.metadata.namespace ?? ''}/${target.metadata.name ?? ''} does not say its kind`,
+  );
 }

@@ -176,7 +176,8 @@ export function trimWorkload(kind: TargetKind): (w: Workload) => Workload {
 
 /**
  * A pod as choosing one to act on reads it (pod-choice.ts): name, namespace, uid, age and
- * deletion, its controller reference only (kind and uid: ownership), the node, the phase, the
+ * deletion, its controller reference only (apiVersion, kind, name and uid: ownership, and
+ * the owner to read next on a chain, edges/owner-chain.ts), the node, the phase, the
  * Ready condition and the restarts of all its containers added up. Everything else (the
  * spec's containers and env, labels, annotations, other conditions) is dropped.
  */
@@ -193,7 +194,13 @@ export function trimPod(p: Pod): Pod {
   if (m.deletionTimestamp !== undefined) meta.deletionTimestamp = m.deletionTimestamp;
   if (controller !== undefined)
     meta.ownerReferences = [
-      { apiVersion: '', kind: controller.kind, name: '', uid: controller.uid, controller: true },
+      {
+        apiVersion: controller.apiVersion,
+        kind: controller.kind,
+        name: controller.name,
+        uid: controller.uid,
+        controller: true,
+      },
     ];
   const nodeName = p.spec?.nodeName;
   const phase = p.status?.phase;

@@ -126,6 +126,29 @@ export const READ_PATHS: readonly InputPath[] = [
     ],
   },
   {
+    id: 'scale-targets',
+    class: 'watch/list',
+    what: 'targets of any other kind that serves /scale: discovery of the kind’s group-version, its /scale read, and the owners between its pods and it',
+    sites: [
+      'lib/kube/discovery.ts: this.#transport.request',
+      'operator/scale-targets.ts: this.#transport.request',
+      'operator/edges/owner-chain.ts: this.#transport.request',
+    ],
+    budgets: {
+      bytes:
+        'a discovery answer over 1 MiB, a /scale answer over 64 KiB or one owner over the largest object etcd stores is refused (TargetRefused, or the owner’s chain ends); a selector over 4 KiB is dropped and the pods are found by their owners alone',
+      count:
+        '64 group-versions kept (least recently used evicted); one object per /scale read; at most 16 owners read and 3 owners followed per pod, per action',
+      concurrency: 'one discovery request per group-version at a time; one /scale read per reconcile',
+      rate: 'discovery once per group-version per 5 minutes (a failure is not kept); /scale once per reconcile (a 403 costs that one request, nothing more); owners only for an act or a settle',
+      time: 'discovery and /scale 10 s each, each owner 10 s',
+      reach:
+        'tenants name any apiVersion and kind; the operator reads only kinds an admin granted (get on PLURAL/scale) and only in namespaces the task may target',
+    },
+    enforcedIn: ['lib/kube/discovery.ts', 'operator/scale-targets.ts', 'operator/edges/owner-chain.ts'],
+    provedBy: ['operator/scale-kinds.cluster.test.ts', 'test/attacks/scale-kinds.test.ts'],
+  },
+  {
     id: 'target-pods',
     class: 'watch/list',
     what: 'a target’s Pods (and a Deployment’s ReplicaSets), listed by its selector to find the pods it owns',
