@@ -10,8 +10,10 @@
 // fix it) and stops every process this command started; so do Ctrl-C, SIGTERM and SIGHUP
 // at any stage. The cluster keeps running until `npm run cluster -- down`.
 //
-// The demo metric: `demo_load{deployment="web"}`, 0.3 at start; change it with
+// The demo metric: `demo_load{deployment="web"}`, 0.3 at start, and the idle batch workers'
+// `demo_load{statefulset="batch"}`, 0.05 (lib/demo-exporter.ts); change them with
 //   curl -X POST 'localhost:9464/load?value=0.95'      (port: AIOPS_DEMO_PORT)
+//   curl -X POST 'localhost:9464/load?statefulset=batch&value=0.6'
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
