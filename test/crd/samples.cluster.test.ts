@@ -29,6 +29,7 @@ test('config/samples apply cleanly and read back at v2', async (t) => {
   ]);
   assert.deepEqual(items.sort(), [
     ['api-record', 'Deployment/api', 'Noop'],
+    ['batch-idle', 'StatefulSet/batch', 'ScaleDown'],
     ['cache-load', 'StatefulSet/cache', 'ScaleUp'],
     ['web-load', 'Deployment/web', 'ScaleUp'],
     ['worker-restart', 'Deployment/worker', 'RestartPod'],

@@ -14,7 +14,9 @@
 // the CRD it started before); and `kubectl aiops simulate` replays web-load's recorded metric
 // with no Prometheus flag: the block's `eval "$(npm run -s cluster -- env)"` exported
 // AIOPS_PROMETHEUS_URL, npm start's Prometheus on loopback, which `env` prints no more once
-// npm start has stopped.
+// npm start has stopped. The demo StatefulSets scale to their bounds and no further: cache up
+// to its maxReplicas under the walkthrough's load, the idle batch down to its minReplicas (the
+// walkthrough waits for it as typed). The walkthrough and the waits live in ./support.ts.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -27,30 +29,22 @@ import { loadAll } from 'js-yaml';
 import { VERSIONS } from '../../api/crd.ts';
 import { freePorts } from '../../scripts/lib/ports.ts';
 import { pidsMentioning } from '../harness/real-node/host-state.ts';
-import { readmeShBlock } from '../real-node/support.ts';
-import { waitFor } from '../harness/wait.ts';
+import {
+  type AtBound,
+  demoWalkthrough,
+  describeLeft,
+  kubectlJson,
+  NODE_GRACE_MS,
+  scaledToItsBound,
+  sessionEmpties,
+  type Walkthrough,
+} from './support.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const clusterDir = join(mkdtempSync(join(tmpdir(), 'aiops-start-test-')), 'cluster');
 /** The TMPDIR of each npm start run, removed at the end. */
 const runTmps: string[] = [];
 const execAsync = promisify(execFile);
-
-/** Pids of live processes whose session id is `sid` (field 6 of /proc/<pid>/stat). */
-function sessionMembers(sid: number): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return Number(fields[3]) === sid && fields[0] !== 'Z';
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 interface Run {
   readonly code: number | null;
@@ -153,120 +147,6 @@ function assertInterruptedAt(run: Run, stage: string, within: readonly string[])
   assert.doesNotMatch(before, /\[aiops\] failed:/, 'no failure of its own before the Ctrl-C');
 }
 
-/** Waits up to 15 s for the session to empty (children finish their shutdown). */
-async function sessionEmpties(sid: number): Promise<number[]> {
-  const deadline = Date.now() + 15_000;
-  let left = sessionMembers(sid);
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    left = sessionMembers(sid);
-  }
-  return left;
-}
-
-/**
- * How long the kwok nodes must have lived before the demo is judged: the node lifecycle
- * controller's grace period (kube-controller-manager's default --node-monitor-grace-period,
- * 50 s) and a margin. A node whose heartbeats do not outlast it flips NotReady by then, and
- * the Pods on it stay Ready=False (see KWOK_CONFIG).
- */
-const NODE_GRACE_MS = 60_000;
-
-/** kubectl against the npm start test's cluster, parsed as JSON. */
-async function kubectlJson<T>(...args: string[]): Promise<T> {
-  const { stdout } = await execAsync('kubectl', [
-    `--kubeconfig=${join(clusterDir, 'kubeconfig')}`,
-    ...args,
-    '-o',
-    'json',
-  ]);
-  return JSON.parse(stdout) as T;
-}
-
-interface Listed<T> {
-  items: T[];
-}
-interface NodeLike {
-  metadata: { name: string; creationTimestamp: string };
-}
-interface DeploymentLike {
-  metadata: { name: string };
-  spec: { replicas?: number };
-  status?: { readyReplicas?: number };
-}
-
-/** What the demo walkthrough saw: the block's output, NodeNotReady Events, Deployments' readiness. */
-interface Walkthrough {
-  output: string;
-  nodeNotReady: number;
-  nodesAgeMs: number;
-  deployments: string[];
-}
-
-/**
- * Once the kwok nodes are NODE_GRACE_MS old, runs the README's demo walkthrough (the sh block
- * with `kubectl aiops describe web-load` under "The two commands") as typed, in bash with
- * errexit, against the running npm start: only its port 9464 becomes the test's demo port and
- * its last line (`npm run cluster -- down`, which the `after` hook runs) is left out.
- */
-async function demoWalkthrough(demoPort: number): Promise<Walkthrough> {
-  const nodes = await kubectlJson<Listed<NodeLike>>('get', 'nodes');
-  const newest = Math.max(...nodes.items.map((n) => Date.parse(n.metadata.creationTimestamp)));
-  const wait = newest + NODE_GRACE_MS - Date.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  const block = readmeShBlock('## The two commands', 'kubectl aiops describe web-load');
-  const typed = block
-    .replace(/^npm run cluster -- down.*$/m, '')
-    .replaceAll('localhost:9464/', `localhost:${demoPort}/`);
-  assert.notEqual(typed, block, 'the block names port 9464 and ends with cluster down');
-  const env: NodeJS.ProcessEnv = { ...process.env, AIOPS_CLUSTER_DIR: clusterDir };
-  delete env['KUBECONFIG'];
-  const { stdout, stderr } = await execAsync('bash', ['-euo', 'pipefail', '-c', typed], {
-    cwd: root,
-    env,
-    timeout: 180_000,
-  });
-  const events = await kubectlJson<Listed<unknown>>(
-    'get',
-    'events',
-    '-A',
-    '--field-selector=reason=NodeNotReady',
-  );
-  const deps = await kubectlJson<Listed<DeploymentLike>>('get', 'deployments', '-n', 'demo');
-  return {
-    output: `${stdout}\n${stderr}`,
-    nodeNotReady: events.items.length,
-    nodesAgeMs: Date.now() - newest,
-    deployments: deps.items.map(
-      (d) => `${d.metadata.name} ${d.status?.readyReplicas ?? 0}/${d.spec.replicas ?? 1}`,
-    ),
-  };
-}
-
-/**
- * Once the walkthrough pushed the demo load over the threshold: the sample cache-load scales
- * the StatefulSet demo/cache up a step at a time and then says it is at its maxReplicas
- * (AtMaxReplicas). Returns the StatefulSet's replicas then, and the task's last refusal.
- */
-async function cacheScaledToItsBound(): Promise<{
-  replicas: number | undefined;
-  blockedBy: string | undefined;
-}> {
-  interface Task {
-    status?: { lastDecision?: { blockedBy?: string } };
-  }
-  const blockedBy = await waitFor(
-    'cache-load to reach AtMaxReplicas',
-    async () => {
-      const t = await kubectlJson<Task>('get', 'aitasks.v2.aiops.example.com', 'cache-load', '-n', 'demo');
-      return t.status?.lastDecision?.blockedBy === 'AtMaxReplicas' ? 'AtMaxReplicas' : undefined;
-    },
-    { deadline: Date.now() + 180_000, watch: [], intervalMs: 1000 },
-  );
-  const sts = await kubectlJson<DeploymentLike>('get', 'statefulset', 'cache', '-n', 'demo');
-  return { replicas: sts.spec.replicas, blockedBy };
-}
-
 /** How long after its start npm start's console must stay free of warnings: a minute. */
 const QUIET_MS = 60_000;
 
@@ -297,6 +177,7 @@ async function readEverySampleAtEveryVersion(): Promise<string[]> {
   for (const version of SERVED)
     for (const name of SAMPLES) {
       const o = await kubectlJson<{ apiVersion: string; metadata: { name: string } }>(
+        clusterDir,
         'get',
         `aitasks.${version}.aiops.example.com`,
         name,
@@ -325,9 +206,6 @@ async function clusterEnv(): Promise<string> {
   const env = { ...process.env, AIOPS_CLUSTER_DIR: clusterDir };
   return (await execAsync('npm', ['run', '-s', 'cluster', '--', 'env'], { cwd: root, env })).stdout;
 }
-
-const describeLeft = (pids: number[]): string =>
-  pids.map((p) => `${p}: ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ')}`).join('\n');
 
 describe('npm start', { concurrency: false }, () => {
   after(() => {
@@ -425,13 +303,17 @@ describe('npm start', { concurrency: false }, () => {
       '--wait',
     ]);
     let walk: Walkthrough | undefined;
-    let cache: { replicas: number | undefined; blockedBy: string | undefined } | undefined;
+    let bounds: { cache: AtBound; batch: AtBound } | undefined;
     let envWhileUp = '';
     const run = await npmStart({
       interruptOn: /\[aiops\] Ctrl-C stops/,
       whenReady: async (demoPort) => {
-        walk = await demoWalkthrough(demoPort);
-        cache = await cacheScaledToItsBound();
+        walk = await demoWalkthrough(root, clusterDir, demoPort);
+        const [cache, batch] = await Promise.all([
+          scaledToItsBound(clusterDir, 'cache-load', 'cache', 'AtMaxReplicas'),
+          scaledToItsBound(clusterDir, 'batch-idle', 'batch', 'AtMinReplicas'),
+        ]);
+        bounds = { cache, batch };
         envWhileUp = await clusterEnv();
       },
     });
@@ -446,8 +328,17 @@ describe('npm start', { concurrency: false }, () => {
     assert.ok(walk.nodesAgeMs >= NODE_GRACE_MS, `nodes ${walk.nodesAgeMs} ms old`);
     assert.equal(walk.nodeNotReady, 0, 'no kwok node went NotReady');
     assert.deepEqual(walk.deployments.sort(), ['api 2/2', 'web 2/2', 'worker 2/2']);
-    // The walkthrough's breach scaled the demo StatefulSet too, to its maxReplicas and no further.
-    assert.deepEqual(cache, { replicas: 3, blockedBy: 'AtMaxReplicas' });
+    // The walkthrough's breach scaled StatefulSet cache up to its maxReplicas and no further;
+    // batch-idle scaled the idle StatefulSet batch down to its minReplicas and no further.
+    assert.deepEqual(bounds, {
+      cache: { replicas: 3, blockedBy: 'AtMaxReplicas' },
+      batch: { replicas: 1, blockedBy: 'AtMinReplicas' },
+    });
+    assert.match(
+      walk.output,
+      /^statefulset\.apps\/batch condition met$/m,
+      'the walkthrough waited for batch',
+    );
     assert.match(walk.output, /^demo\s+web-load\s/m, 'kubectl get at -A lists web-load');
     const health = /^Target Health:.*$/m.exec(walk.output)?.[0] ?? '';
     assert.match(
