@@ -1,9 +1,9 @@
 // Integration tests of `kubectl aiops` on an AITask whose target is a custom kind: a CRD with
-// the scale subresource, defined here (Shard, in a group of this file's own, so no other test
-// shares it), read through its /scale with the user's credentials: describe shows its desired
-// and current replicas and selector, approve binds to the UID its Scale carries, and a kind
-// that serves no /scale, is not served, or that the user may not read is one clear line.
-// Status is written directly, so no operator needs to run.
+// the scale subresource (test/support/scale-kinds.ts: Shard, in a group of this file's own, so
+// no other test shares it), read through its /scale with the user's credentials: describe
+// shows its desired and current replicas and selector, approve binds to the UID its Scale
+// carries, and a kind that serves no /scale, is not served, or that the user may not read is
+// one clear line. Status is written directly, so no operator needs to run.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -13,9 +13,12 @@ import type * as v2 from '../api/schema/v2.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { eventually } from '../test/harness/wait.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
+import { defineScaleKind, scaleObject, setScaleStatus, type ScaleKind } from '../test/support/scale-kinds.ts';
 
 const GROUP = `plugin-${randomBytes(3).toString('hex')}.test.aiops.example.com`;
+const SHARD: ScaleKind = { group: GROUP, kind: 'Shard', plural: 'shards' };
 const SHARDS: ResourceType = { group: GROUP, version: 'v1', plural: 'shards', namespaced: true };
+const shard = (name: string, replicas: number): Shard => scaleObject(SHARD, name, replicas);
 const TYPE = `Shard.${GROUP}`;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
@@ -29,62 +32,9 @@ const json = (r: KubectlResult): Record<string, unknown> => {
 };
 
 interface Shard {
-  apiVersion: string;
-  kind: 'Shard';
-  metadata: { name: string; namespace?: string; uid?: string };
+  metadata: { name: string; uid?: string };
   spec: { replicas?: number };
-  status?: { replicas?: number; selector?: string };
 }
-
-/** CRD `shards.GROUP`: namespaced, with /status and a /scale over spec.replicas, status.replicas and status.selector. */
-function shardCRD(): object {
-  const replicas = { type: 'integer', minimum: 0 };
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `shards.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: { plural: 'shards', singular: 'shard', kind: 'Shard', listKind: 'ShardList' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', properties: { replicas } },
-                status: {
-                  type: 'object',
-                  properties: { replicas, selector: { type: 'string', maxLength: 1024 } },
-                },
-              },
-            },
-          },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: '.spec.replicas',
-              statusReplicasPath: '.status.replicas',
-              labelSelectorPath: '.status.selector',
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
-/** A Shard named `name` asking for `replicas`. */
-const shard = (name: string, replicas: number): Shard => ({
-  apiVersion: `${GROUP}/v1`,
-  kind: 'Shard',
-  metadata: { name },
-  spec: { replicas },
-});
 
 function task(name: string, ns: string, target: v2.Spec['target']): v2.AITask {
   return {
@@ -103,16 +53,7 @@ function task(name: string, ns: string, target: v2.Spec['target']): v2.AITask {
 before(async () => {
   PATH = buildAndInstall();
   KC = testKubeconfig();
-  const crds = new ResourceClient<object>(await testTransport(), CRD_RESOURCE);
-  await crds.create(undefined, shardCRD());
-  await eventually(`the API server to serve ${TYPE}`, async () => {
-    const served = await (
-      await testTransport()
-    )
-      .request<{ resources?: { name?: string }[] }>({ path: `/apis/${GROUP}/v1` })
-      .catch(() => undefined);
-    return served?.resources?.some((r) => r.name === 'shards/scale') === true ? true : undefined;
-  });
+  await defineScaleKind(await testTransport(), SHARD);
 });
 
 after(async () => {
@@ -125,12 +66,7 @@ void test('describe reads a custom kind through /scale: desired and current repl
   const admin = await testTransport();
   const shards = new ResourceClient<Shard>(admin, SHARDS);
   await shards.create(ns, shard('s1', 3));
-  await admin.request({
-    method: 'PATCH',
-    path: resourcePath(SHARDS, ns, 's1', 'status'),
-    patchType: 'merge',
-    body: { status: { replicas: 2, selector: 'app=s1,tier=db' } },
-  });
+  await setScaleStatus(admin, SHARD, ns, 's1', { replicas: 2, selector: 'app=s1,tier=db' });
   await (
     await testAITasks('v2')
   ).create(ns, task('shard-load', ns, { apiVersion: `${GROUP}/v1`, kind: 'Shard', name: 's1' }));
