@@ -3,7 +3,8 @@
 // evicts exactly one pod the StatefulSet controls, the highest ordinal, which the StatefulSet
 // then creates again, while a bare pod carrying its labels and a higher ordinal (named so the
 // StatefulSet does not adopt it, as it would `cache-9`) is never touched; a Deployment of the
-// same name is a different target with its own AITask.
+// same name is a different target with its own AITask; a metric whose sample names one of its
+// pods has RestartPod take that pod.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import { ResourceClient } from '../lib/kube/resources.ts';
 import { findCondition } from '../api/status/conditions.ts';
 import { freshNamespace } from '../test/support/cluster.ts';
 import { eventually } from '../test/support/operator.ts';
-import { aitask, clients, metricsForFile, operatorFor } from '../test/support/remediation.ts';
+import { aitask, clients, GAUGE, metricsForFile, operatorFor } from '../test/support/remediation.ts';
 import { deployment, statefulSet } from '../test/support/workloads.ts';
 import { Resources, type Workload } from './runtime/kinds.ts';
 
@@ -129,5 +130,32 @@ describe('StatefulSet targets', { concurrency: true }, () => {
     });
     for (const name of ['cache-0', 'cache-1', 'cache-bare-9'])
       assert.equal(after.get(name), before.get(name), `${name} is untouched`);
+  });
+
+  test('RestartPod takes the pod the metric names when the StatefulSet controls it', async (t) => {
+    const ns = await freshNamespace('sts-named', (fn) => t.after(fn));
+    const c = await withStatefulSets();
+    const series = ns;
+    await c.statefulSets.create(ns, statefulSet('queue', 3));
+    await eventually('queue-0, queue-1, queue-2 running', async () => {
+      const pods = (await c.pods.list(ns)).items.filter((p) => p.status?.phase === 'Running');
+      return pods.length === 3 ? pods : undefined;
+    });
+    metrics.exporter.set(GAUGE, { series, pod: 'queue-0' }, 5);
+    await c.tasks.create(
+      ns,
+      onStatefulSet('restart', 'queue', series, { action: 'RestartPod', cooldownSeconds: 3600 }),
+    );
+    await operatorFor(ns, metrics.prometheus.url, t);
+
+    const done = await eventually('the RestartPod executed', async () => {
+      const o = await c.tasks.get(ns, 'restart');
+      return o.status?.lastDecision?.executed === true ? o : undefined;
+    });
+    assert.equal(
+      done.status?.lastDecision?.effect?.pod,
+      'queue-0',
+      'the pod the metric names, not the highest ordinal',
+    );
   });
 });

@@ -66,7 +66,7 @@ const targetSchema = {
       maxLength: 63,
       pattern: '^[A-Z][A-Za-z0-9]*$',
       description:
-        "Kind of the target. Deployment (what v1alpha1 and v1 target) and StatefulSet need no apiVersion; any other kind names its apiVersion and must serve the /scale subresource, whose status.selector says which pods may be its own. Every kind is scaled through /scale; RestartPod and CordonNode act on one pod whose controller chain leads to the target by UID (a StatefulSet controls its pods directly: the highest ordinal first; a Deployment through a ReplicaSet: a not-ready pod first, then the most restarts; another kind through the owners its pods name). The operator acts on another kind only once an admin grants it get and update on that kind's scale subresource.",
+        "Kind of the target. Deployment (what v1alpha1 and v1 target) and StatefulSet need no apiVersion; any other kind names its apiVersion and must serve the /scale subresource, whose status.selector says which pods may be its own. Every kind is scaled through /scale; RestartPod and CordonNode act on one pod whose controller chain leads to the target by UID: the pod the metric's sample names in its pod label, when it is one of them; else, for a StatefulSet (which controls its pods directly) the highest ordinal, for a Deployment (through a ReplicaSet) and any other kind (through the owners its pods name) a not-ready pod first, then the most restarts. The operator acts on another kind only once an admin grants it get and update on that kind's scale subresource.",
     },
     name: { ...dnsSubdomain, description: 'Name of the target.' },
     namespace: {

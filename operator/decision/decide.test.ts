@@ -95,6 +95,23 @@ test('decide: table', () => {
   }
 });
 
+test('decide: a RestartPod or CordonNode plan names the pod the metric names; a scale ignores it', () => {
+  const named = { ok: true, value: 0.9, pod: 'web-abc-1' } as const;
+  for (const action of ['RestartPod', 'CordonNode'] as const)
+    assert.deepEqual(decide(task({ remediation: { action } }), found, named, NOW), {
+      kind: 'act',
+      value: 0.9,
+      since: '2026-01-01T00:10:00Z',
+      plan: { action, pod: 'web-abc-1' },
+    });
+  assert.deepEqual(decide(task(), found, named, NOW), {
+    kind: 'act',
+    value: 0.9,
+    since: '2026-01-01T00:10:00Z',
+    plan: { action: 'ScaleUp', from: 2, replicas: 3 },
+  });
+});
+
 test('planAction: scale stays within min/max and moves by step', () => {
   fc.assert(
     fc.property(

@@ -38,7 +38,12 @@ export type TargetObservation =
 
 /** The metric read, or why it could not be read. */
 export type MetricObservation =
-  | { readonly ok: true; readonly value: number }
+  | {
+      readonly ok: true;
+      readonly value: number;
+      /** The sample's `pod` label, when it names one (a valid pod name): the pod a RestartPod or CordonNode takes first. */
+      readonly pod?: string;
+    }
   | {
       readonly ok: false;
       readonly reason:
@@ -54,7 +59,12 @@ export type MetricObservation =
 /** What the action adapter must do. */
 export type ActionPlan =
   | { readonly action: 'ScaleUp' | 'ScaleDown'; readonly from: number; readonly replicas: number }
-  | { readonly action: 'RestartPod' | 'CordonNode' | 'Noop' };
+  | {
+      readonly action: 'RestartPod' | 'CordonNode';
+      /** The pod the metric names, taken first when it is one of the target's own (edges/actions.ts prepare). */
+      readonly pod?: string;
+    }
+  | { readonly action: 'Noop' };
 
 /** Guardrails that can stop an action. */
 export type BlockReason =
@@ -164,8 +174,12 @@ export function decide(
     const until = metaTime(new Date(Date.parse(last) + cooldownMs));
     return blocked('Cooldown', `cooling down until ${until}`, Date.parse(last) + cooldownMs - now);
   }
-  const plan = planAction(spec, target.replicas, defaults);
-  if ('blockedBy' in plan) return blocked(plan.blockedBy, plan.message);
+  const planned = planAction(spec, target.replicas, defaults);
+  if ('blockedBy' in planned) return blocked(planned.blockedBy, planned.message);
+  const plan =
+    metric.pod !== undefined && (planned.action === 'RestartPod' || planned.action === 'CordonNode')
+      ? { action: planned.action, pod: metric.pod }
+      : planned;
   if (spec.dryRun === true)
     return blocked('DryRun', `dry run: would run ${describePlan(plan)}`, undefined, plan);
   if (spec.approval === 'Manual')

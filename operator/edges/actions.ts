@@ -110,8 +110,8 @@ export class Actions {
   }
 
   /**
-   * Resolves `plan` on the target: picks one of the pods it owns (and its node) in its kind's
-   * order, checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
+   * Resolves `plan` on the target: picks one of the pods it owns (and its node), the one the
+   * metric named when it is one of them, else the first in its kind's order; checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
    * the node).
    */
   async prepare(plan: ActionPlan, target: Workload, owner: ActingTask): Promise<Prepared | Unprepared> {
@@ -120,7 +120,7 @@ export class Actions {
     const namespace = target.metadata.namespace ?? '';
     const rules = rulesOf(target);
     const { pods, unread } = await this.#podsOf(namespace, target);
-    const pod = pickPod(pods, rules.podOrder);
+    const pod = pickPod(pods, rules.podOrder, 'pod' in plan ? plan.pod : undefined);
     if (!pod)
       return {
         blockedBy: 'NoPodToRestart',

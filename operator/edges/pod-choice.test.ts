@@ -57,6 +57,18 @@ test('pickPod for a StatefulSet: the highest ordinal first, whatever its health,
   assert.deepEqual([ordinal(pod('db-12', true, 0)), ordinal(pod('db', true, 0))], [12, -1]);
 });
 
+test('pickPod takes the pod the metric names when it is among the target’s live pods, else its order', () => {
+  const pods = [pod('db-0', true, 0), pod('db-1', true, 0), pod('db-2', true, 0, undefined, true)];
+  assert.equal(pickPod(pods, 'highestOrdinal', 'db-0')?.metadata.name, 'db-0');
+  assert.equal(
+    pickPod(pods, 'highestOrdinal', 'other-9')?.metadata.name,
+    'db-1',
+    'not the target’s: its order',
+  );
+  assert.equal(pickPod(pods, 'highestOrdinal', 'db-2')?.metadata.name, 'db-1', 'a terminating pod never');
+  assert.equal(pickPod(pods, 'worst', 'db-1')?.metadata.name, 'db-1');
+});
+
 test('podsControlledBy: a StatefulSet owns the pods whose controller reference is it, by UID', () => {
   const owned = (name: string, kind: string, uid: string, controller = true): Pod => ({
     metadata: { name, ownerReferences: [{ apiVersion: 'apps/v1', kind, name: 'db', uid, controller }] },

@@ -35,16 +35,17 @@ function worstFirst(a: Pod, b: Pod): number {
 }
 
 /**
- * The pod to act on, among those not being deleted: by `order` ('worst': a not-ready pod
- * before a ready one, then the most restarts, then the oldest; 'highestOrdinal': the
- * highest `NAME-N`, as a StatefulSet scales down), then by name (deterministic). Undefined
- * when none qualifies.
+ * The pod to act on, among those not being deleted: `named` (the pod the metric names) when
+ * it is one of them; else by `order` ('worst': a not-ready pod before a ready one, then the
+ * most restarts, then the oldest; 'highestOrdinal': the highest `NAME-N`, as a StatefulSet
+ * scales down), then by name (deterministic). Undefined when none qualifies.
  */
-export function pickPod(pods: readonly Pod[], order: PodOrder = 'worst'): Pod | undefined {
+export function pickPod(pods: readonly Pod[], order: PodOrder = 'worst', named?: string): Pod | undefined {
+  const live = pods.filter((p) => p.metadata.deletionTimestamp === undefined);
+  const chosen = named !== undefined ? live.find((p) => p.metadata.name === named) : undefined;
+  if (chosen !== undefined) return chosen;
   const first = order === 'worst' ? worstFirst : (a: Pod, b: Pod) => ordinal(b) - ordinal(a);
-  return pods
-    .filter((p) => p.metadata.deletionTimestamp === undefined)
-    .sort((a, b) => first(a, b) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
+  return live.sort((a, b) => first(a, b) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
 }
 
 /** The apps/v1 ReplicaSet fields ownership reads. */

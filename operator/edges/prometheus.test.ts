@@ -13,6 +13,17 @@ test('parseQueryResponse classifies every answer', () => {
     value: 0.5,
   });
   assert.deepEqual(parseQueryResponse(200, ok([1, '2'], 'scalar')), { ok: true, value: 2 });
+  assert.deepEqual(
+    parseQueryResponse(200, ok([{ metric: { pod: 'cache-0', namespace: 'ns' }, value: [1, '3'] }])),
+    { ok: true, value: 3, pod: 'cache-0' },
+    'a sample naming a pod names it',
+  );
+  for (const pod of ['Cache_0', '', 'a'.repeat(254), 7, '-x'])
+    assert.deepEqual(
+      parseQueryResponse(200, ok([{ metric: { pod }, value: [1, '3'] }])),
+      { ok: true, value: 3 },
+      `a pod label ${JSON.stringify(pod).slice(0, 20)} is no pod's name`,
+    );
   assert.equal(parseQueryResponse(200, ok([])).ok, false);
   const cases: [number, unknown, string][] = [
     [200, ok([]), 'NoData'],

@@ -23,7 +23,13 @@ interface PromResponse {
   data?: { resultType?: string; result?: unknown };
 }
 
-/** Parses the body of /api/v1/query into an observation (pure). */
+/** A pod's name (a DNS-1123 subdomain, at most 253 characters): what a sample's `pod` label must be to name one. */
+const POD_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Parses the body of /api/v1/query into an observation (pure); a one-series answer whose
+ * `pod` label is a pod's name names that pod.
+ */
 export function parseQueryResponse(httpStatus: number, body: unknown): MetricObservation {
   const r = (typeof body === 'object' && body !== null ? body : {}) as PromResponse;
   if (r.status !== 'success') {
@@ -36,6 +42,7 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
   }
   const { resultType, result } = r.data ?? {};
   let raw: unknown;
+  let pod: unknown;
   if (resultType === 'scalar') raw = Array.isArray(result) ? result[1] : undefined;
   else if (resultType === 'vector' && Array.isArray(result)) {
     if (result.length === 0) return { ok: false, reason: 'NoData', message: 'the query returned no samples' };
@@ -45,8 +52,9 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
         reason: 'QueryFailed',
         message: `the query returned ${result.length} series; it must return one`,
       };
-    const sample = result[0] as { value?: unknown[] };
+    const sample = result[0] as { metric?: Record<string, unknown>; value?: unknown[] };
     raw = sample.value?.[1];
+    pod = sample.metric?.['pod'];
   } else
     return {
       ok: false,
@@ -56,7 +64,7 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
   const value = typeof raw === 'string' ? Number(raw) : NaN;
   if (!Number.isFinite(value))
     return { ok: false, reason: 'NoData', message: `the sample is not a finite number (${String(raw)})` };
-  return { ok: true, value };
+  return { ok: true, value, ...(typeof pod === 'string' && POD_NAME.test(pod) ? { pod } : {}) };
 }
 
 /** Reads one metric value; PrometheusClient, or NO_PROMETHEUS when the operator has no URL. */
