@@ -5,6 +5,7 @@
 
 import { FINALIZER } from '../install.ts';
 import type { Condition } from '../schema/common.ts';
+import { targetTypeName } from '../schema/target.ts';
 import type * as v2 from '../schema/v2.ts';
 import { ConditionType, Reason } from './conditions.ts';
 import { computeKStatus, type KStatusResult } from './kstatus.ts';
@@ -61,7 +62,7 @@ function addSeconds(time: string | undefined, seconds: number): string | undefin
 
 function targetRef(task: Task): string {
   const t = task.spec.target;
-  return `${t.kind} ${t.namespace ?? task.metadata.namespace ?? 'default'}/${t.name}`;
+  return `${targetTypeName(t)} ${t.namespace ?? task.metadata.namespace ?? 'default'}/${t.name}`;
 }
 
 /** What the user can do about a reason; undefined for reasons that need nothing. */

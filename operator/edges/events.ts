@@ -70,7 +70,7 @@ export class EventRecorder {
     const name = target.metadata.name ?? '';
     try {
       const rules = rulesOf(target);
-      const kinds = new Set<string>([rules.kind, 'Pod', ...(rules.via !== undefined ? [rules.via] : [])]);
+      const kinds = new Set<string>([rules.kind, 'Pod', ...(rules.via === 'ReplicaSet' ? [rules.via] : [])]);
       const reasons: string[] = [];
       let read = 0;
       await this.#events.forEachPage(namespace, { limit: pageSizeFor(DEFAULT_PAGE_BYTES) }, (items) => {
