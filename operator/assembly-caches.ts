@@ -30,6 +30,8 @@ export interface Caches {
   readonly targets: TargetCaches;
   /** What discovery found of the kinds read through /scale and of the owners on their pods' chains. */
   readonly discovery: ScaleDiscovery;
+  /** Every cache by its resource's plural (aitasks, deployments, statefulsets): what start, readiness, health and the cache metrics go through. */
+  readonly all: Readonly<Record<string, CacheView>>;
 }
 
 /** What starting, syncing, health and the cache metrics read of each cache. */
@@ -39,9 +41,12 @@ export type CacheView = Pick<
 >;
 
 /** Every cache by its resource's plural (aitasks, deployments, statefulsets). */
-export function everyCache(c: Caches): Readonly<Record<string, CacheView>> {
-  const out: Record<string, CacheView> = { aitasks: c.taskCache };
-  for (const rules of Object.values(TARGET_KINDS)) out[rules.resource.plural] = c.targets.byKind[rules.kind];
+function everyCache(
+  taskCache: Informer<v2.AITask>,
+  targets: TargetCaches,
+): Readonly<Record<string, CacheView>> {
+  const out: Record<string, CacheView> = { aitasks: taskCache };
+  for (const rules of Object.values(TARGET_KINDS)) out[rules.resource.plural] = targets.byKind[rules.kind];
   return out;
 }
 
@@ -156,7 +161,7 @@ export function buildCaches(d: CacheDeps): Caches {
       d.onTaskDeleted();
     },
   });
-  return { taskCache, targets, discovery };
+  return { taskCache, targets, discovery, all: everyCache(taskCache, targets) };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { LeaderElector } from './runtime/leader.ts';
 import type { Runnable } from './runtime/manager.ts';
 import type { Servers } from './runtime/server.ts';
 import { startMarkSweeper, type MarkSweepDeps, type MarkSweeper } from './mark-sweep.ts';
-import { everyCache, type Caches } from './assembly-caches.ts';
+import type { Caches } from './assembly-caches.ts';
 
 /** Names of the operator's parts, for the orders of parts added beside them. */
 export const PART = {
@@ -56,7 +56,7 @@ export function serversPart(
 
 /** Every cache, listing and watching from the start; "caches synced" is logged once all are. */
 export function cachesPart(caches: Caches, log: Logger): Runnable {
-  const all = Object.entries(everyCache(caches));
+  const all = Object.entries(caches.all);
   return {
     name: PART.caches,
     startAfter: [PART.servers],
@@ -124,7 +124,7 @@ export function controllerPart(controller: Controller, caches: Caches): Runnable
     startAfter: [PART.leaderElection],
     async run(signal, ready) {
       await Promise.race([
-        Promise.all(Object.values(everyCache(caches)).map((c) => c.waitForSettled())),
+        Promise.all(Object.values(caches.all).map((c) => c.waitForSettled())),
         aborted(signal),
       ]);
       if (!signal.aborted) {

@@ -26,7 +26,7 @@ import { RateLimiter } from './runtime/ratelimit.ts';
 import { startServers, type SecureMetrics, type Servers } from './runtime/server.ts';
 import { WorkQueue } from './runtime/workqueue.ts';
 import { createTelemetry } from './telemetry.ts';
-import { buildCaches, everyCache, type Caches } from './assembly-caches.ts';
+import { buildCaches, type Caches } from './assembly-caches.ts';
 import { cachesPart, controllerPart, leaderPart, markSweepPart, serversPart } from './assembly-parts.ts';
 import { buildReconciler } from './assembly-reconciler.ts';
 
@@ -136,7 +136,7 @@ export interface AssembledOperator {
 
 /** The replica's health from its caches and whether it leads. */
 function healthOf(caches: Caches, leading: boolean): OperatorHealth {
-  const all = Object.entries(everyCache(caches));
+  const all = Object.entries(caches.all);
   const failing = all
     .map(([kind, c]) => [kind, c.failing])
     .filter((f): f is [string, string] => f[1] !== undefined);
@@ -159,7 +159,7 @@ async function listen(
   const authorizer = new MetricsAuthorizer(transport);
   return startServers(
     {
-      ready: () => Object.values(everyCache(caches)).every((c) => c.settled) && (o.hostedReady?.() ?? true),
+      ready: () => Object.values(caches.all).every((c) => c.settled) && (o.hostedReady?.() ?? true),
       registry,
     },
     { host: o.metricsHost ?? o.bindAddress, port: o.metricsPort },
@@ -248,7 +248,7 @@ export async function assembleOperator(o: OperatorOptions, manager: Manager): Pr
     ...(o.watchLabelSelector !== undefined ? { watchLabelSelector: o.watchLabelSelector } : {}),
     onTaskDeleted: () => sweep.soon(),
   });
-  registerCacheMetrics(telemetry.registry, everyCache(caches));
+  registerCacheMetrics(telemetry.registry, caches.all);
   const elector = electorOf(o, transport, identity);
   const leading = (): boolean => elector === undefined || elector.leading;
   const parts = buildReconciler(o, {
