@@ -72,7 +72,7 @@ export const WATCH_FLAGS = {
     docs: {
       default: "CPU rate of the target's pods",
       meaning:
-        'PromQL template when `trigger.query` is empty: `{{namespace}}` and `{{name}}` are the target’s, `{{pods}}` a regular expression of its pods’ names (`NAME-[a-z0-9]+-[a-z0-9]+` for a Deployment, `NAME-[0-9]+` for a StatefulSet)',
+        'PromQL template when `trigger.query` is empty: `{{namespace}}` and `{{name}}` are the target’s, `{{pods}}` a regular expression of its pods’ names (`NAME-[a-z0-9]+-[a-z0-9]+` for a Deployment, `NAME-[0-9]+` for a StatefulSet, `NAME-.+` for another kind, whose pods are named as its controller names them: give such a task its own `trigger.query` when another workload’s pods share that prefix)',
     },
   }),
   allowCrossNamespace: toggle(
