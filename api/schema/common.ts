@@ -72,6 +72,13 @@ export const dnsSubdomain = {
   pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
 } as const;
 
+const DNS_SUBDOMAIN = new RegExp(dnsSubdomain.pattern);
+
+/** Whether `s` is a DNS-1123 subdomain (dnsSubdomain): the name of most objects, pods included. */
+export function isDnsSubdomain(s: unknown): s is string {
+  return typeof s === 'string' && s.length <= dnsSubdomain.maxLength && DNS_SUBDOMAIN.test(s);
+}
+
 /** A DNS-1123 label: the name of a namespace. */
 export const dnsLabel = {
   type: 'string',

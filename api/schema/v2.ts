@@ -1,6 +1,7 @@
 // AITask v2: the storage version and conversion hub. Structured target, trigger and
 // remediation, decision mode (rules or LLM advice), and the safety switches.
 
+import { API_VERSION_MAX_LENGTH, API_VERSION_PATTERN } from '../../lib/kube/discovery.ts';
 import {
   conditionsSchema,
   CORDONED_NODES_MAX_ITEMS,
@@ -54,9 +55,8 @@ const targetSchema = {
     apiVersion: {
       type: 'string',
       minLength: 2,
-      maxLength: 317,
-      pattern:
-        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$',
+      maxLength: API_VERSION_MAX_LENGTH,
+      pattern: API_VERSION_PATTERN,
       description:
         'API group and version of the target (group/version, or v1 for the core group); empty means apps/v1. Required for a kind other than Deployment and StatefulSet.',
     },

@@ -20,6 +20,17 @@ export const DISCOVERY_CACHE_ENTRIES = 64;
 /** How long an answer (found or not) serves before the group-version is read again, in ms: a CRD installed later is seen within it. */
 export const DISCOVERY_MAX_AGE_MS = 5 * 60_000;
 
+/**
+ * A group/version (or `v1` of the core group), as the AITask schema's spec.target.apiVersion
+ * bounds it. One an owner reference names is a tenant's text: anything else is served by no
+ * one and never asked.
+ */
+export const API_VERSION_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$';
+/** The longest group/version: a 253-character group, `/`, a 63-character version. */
+export const API_VERSION_MAX_LENGTH = 317;
+const API_VERSION = new RegExp(API_VERSION_PATTERN);
+
 /** One resource of an APIResourceList, as discovery reads it. */
 interface APIResource {
   readonly name?: unknown;
@@ -130,6 +141,8 @@ export class ScaleDiscovery {
   }
 
   #kinds(apiVersion: string): Promise<GroupVersion> {
+    if (apiVersion.length > API_VERSION_MAX_LENGTH || !API_VERSION.test(apiVersion))
+      return Promise.resolve(new Map());
     const now = this.#now();
     const kept = this.#cache.get(apiVersion);
     if (kept !== undefined && now - kept.at < this.#maxAgeMs) return kept.kinds;

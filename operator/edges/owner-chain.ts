@@ -7,7 +7,7 @@
 // its kind found by discovery; at most MAX_OWNERS_READ of them, so pods naming many owners
 // cost bounded requests.
 
-import type { ObjectMeta } from '../../api/schema/common.ts';
+import { isDnsSubdomain, type ObjectMeta } from '../../api/schema/common.ts';
 import type { ScaleDiscovery } from '../../lib/kube/discovery.ts';
 import { ForbiddenError } from '../../lib/kube/errors.ts';
 import { MAX_OBJECT_JSON_BYTES, resourcePath, type List } from '../../lib/kube/resources.ts';
@@ -85,6 +85,7 @@ export class OwnerChain {
 
   /** The controller of the owner `ref` names, when that owner exists in `namespace` with `ref`'s UID. */
   async #read(namespace: string, ref: ControllerRef): Promise<ControllerRef | undefined> {
+    if (!isDnsSubdomain(ref.name)) return undefined;
     const resource = await this.#discovery.resource(ref.apiVersion, ref.kind);
     if (resource === undefined) return undefined;
     const page = await this.#transport.request<OwnerList>({

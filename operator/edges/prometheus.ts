@@ -12,6 +12,7 @@
 
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { isDnsSubdomain } from '../../api/schema/common.ts';
 import type { MetricObservation } from '../decision/decide.ts';
 import { BoundedBody, DEFAULT_MAX_RESPONSE_BYTES } from '../runtime/bounded-body.ts';
 import { redactUrl, redactUrls } from '../../lib/redact.ts';
@@ -23,12 +24,9 @@ interface PromResponse {
   data?: { resultType?: string; result?: unknown };
 }
 
-/** A pod's name (a DNS-1123 subdomain, at most 253 characters): what a sample's `pod` label must be to name one. */
-const POD_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 /**
  * Parses the body of /api/v1/query into an observation (pure); a one-series answer whose
- * `pod` label is a pod's name names that pod.
+ * `pod` label is a pod's name (a DNS-1123 subdomain) names that pod.
  */
 export function parseQueryResponse(httpStatus: number, body: unknown): MetricObservation {
   const r = (typeof body === 'object' && body !== null ? body : {}) as PromResponse;
@@ -64,7 +62,7 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
   const value = typeof raw === 'string' ? Number(raw) : NaN;
   if (!Number.isFinite(value))
     return { ok: false, reason: 'NoData', message: `the sample is not a finite number (${String(raw)})` };
-  return { ok: true, value, ...(typeof pod === 'string' && POD_NAME.test(pod) ? { pod } : {}) };
+  return { ok: true, value, ...(isDnsSubdomain(pod) ? { pod } : {}) };
 }
 
 /** Reads one metric value; PrometheusClient, or NO_PROMETHEUS when the operator has no URL. */
