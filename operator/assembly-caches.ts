@@ -6,7 +6,7 @@ import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { AITaskClient } from '../api/aitask-client.ts';
 import { pageSizeFor, ResourceClient } from '../lib/kube/resources.ts';
-import { ScaleDiscovery } from '../lib/kube/discovery.ts';
+import { KindDiscovery } from '../lib/kube/discovery.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
@@ -29,7 +29,7 @@ export interface Caches {
   readonly taskCache: Informer<v2.AITask>;
   readonly targets: TargetCaches;
   /** What discovery found of the kinds read through /scale and of the owners on their pods' chains. */
-  readonly discovery: ScaleDiscovery;
+  readonly discovery: KindDiscovery;
   /** Every cache by its resource's plural (aitasks, deployments, statefulsets): what start, readiness, health and the cache metrics go through. */
   readonly all: Readonly<Record<string, CacheView>>;
 }
@@ -143,7 +143,7 @@ export function buildCaches(d: CacheDeps): Caches {
         resource: 'aitasks',
       }),
   });
-  const discovery = new ScaleDiscovery(d.transport);
+  const discovery = new KindDiscovery(d.transport);
   const targets = new TargetCaches(
     perKind((kind) => targetCache(d, kind, taskCache)),
     new ScaleTargets(d.transport, discovery),

@@ -8,7 +8,7 @@
 
 import { targetApiVersion, targetKey, targetNamespace, targetTypeName } from '../api/schema/target.ts';
 import { ResponseTooLargeError } from '../lib/kube/bounded-read.ts';
-import type { ScaleDiscovery } from '../lib/kube/discovery.ts';
+import type { KindDiscovery } from '../lib/kube/discovery.ts';
 import { ForbiddenError, NotFoundError } from '../lib/kube/errors.ts';
 import { resourcePath, type ResourceType } from '../lib/kube/resources.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
@@ -36,9 +36,9 @@ export function missingScaleGrant(resource: ResourceType): string {
 /** Reads targets of kinds found by discovery, through their /scale subresource. */
 export class ScaleTargets {
   readonly #transport: KubeTransport;
-  readonly #discovery: ScaleDiscovery;
+  readonly #discovery: KindDiscovery;
 
-  constructor(transport: KubeTransport, discovery: ScaleDiscovery) {
+  constructor(transport: KubeTransport, discovery: KindDiscovery) {
     this.#transport = transport;
     this.#discovery = discovery;
   }

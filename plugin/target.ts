@@ -4,7 +4,7 @@
 // read it. Every command that reads "the target" reads it here, so describe, approve and
 // simulate agree on which object is meant and name it the same way.
 
-import { ScaleDiscovery } from '../lib/kube/discovery.ts';
+import { KindDiscovery } from '../lib/kube/discovery.ts';
 import { ForbiddenError, NotFoundError } from '../lib/kube/errors.ts';
 import { ResourceClient, resourcePath } from '../lib/kube/resources.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -48,12 +48,12 @@ export function workloadRef(target: TargetType, namespace: string, name: string)
 }
 
 /** One discovery table per session, so `describe -A` asks each group-version once. */
-const discoveries = new WeakMap<Session, ScaleDiscovery>();
+const discoveries = new WeakMap<Session, KindDiscovery>();
 
-function discoveryOf(s: Session): ScaleDiscovery {
+function discoveryOf(s: Session): KindDiscovery {
   let d = discoveries.get(s);
   if (d === undefined) {
-    d = new ScaleDiscovery(s.transport);
+    d = new KindDiscovery(s.transport);
     discoveries.set(s, d);
   }
   return d;

@@ -88,8 +88,8 @@ export function kindsOf(answer: unknown): GroupVersion {
   return kinds;
 }
 
-/** Finds kinds that serve /scale, one bounded discovery request per group-version and max age. */
-export class ScaleDiscovery {
+/** Finds the resources of kinds (those a target names, which must serve /scale, and the owners between its pods and it): one bounded discovery request per group-version and max age. */
+export class KindDiscovery {
   readonly #transport: KubeTransport;
   readonly #maxAgeMs: number;
   readonly #now: () => number;

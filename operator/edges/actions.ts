@@ -16,7 +16,7 @@
 import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
 import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
-import type { ScaleDiscovery } from '../../lib/kube/discovery.ts';
+import type { KindDiscovery } from '../../lib/kube/discovery.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import type { ActionPlan, BlockReason } from '../decision/decide.ts';
@@ -91,7 +91,7 @@ export class Actions {
    */
   constructor(
     transport: KubeTransport,
-    discovery: ScaleDiscovery,
+    discovery: KindDiscovery,
     maxCordonedPercent = 34,
     maxCordonedPerNamespace = 1,
     nodeMaxAgeMs = NODE_SNAPSHOT_MAX_AGE_MS,

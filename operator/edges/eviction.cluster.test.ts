@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freshNamespace } from '../../test/support/cluster.ts';
 import { ResourceClient } from '../../lib/kube/resources.ts';
-import { ScaleDiscovery } from '../../lib/kube/discovery.ts';
+import { KindDiscovery } from '../../lib/kube/discovery.ts';
 import { clients } from '../../test/support/remediation.ts';
 import { Actions } from './actions.ts';
 import { Resources, type Deployment, type Pod } from '../runtime/kinds.ts';
@@ -37,7 +37,7 @@ test('RestartPod: a pod replaced under the same name is not evicted (UID precond
   const [stale = '', current = ''] = [first.metadata.uid, replacement.metadata.uid];
   assert.notEqual(stale, current);
 
-  const actions = new Actions(c.transport, new ScaleDiscovery(c.transport));
+  const actions = new Actions(c.transport, new KindDiscovery(c.transport));
   const target: Deployment = { metadata: { name: 'web', namespace: ns } };
   const refused = await actions.run({ action: 'RestartPod', pod: 'web-0', podUID: stale }, target);
   assert.deepEqual(

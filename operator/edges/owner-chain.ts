@@ -8,7 +8,7 @@
 // cost bounded requests.
 
 import { isDnsSubdomain, type ObjectMeta } from '../../api/schema/common.ts';
-import type { ScaleDiscovery } from '../../lib/kube/discovery.ts';
+import type { KindDiscovery } from '../../lib/kube/discovery.ts';
 import { ForbiddenError } from '../../lib/kube/errors.ts';
 import { MAX_OBJECT_JSON_BYTES, resourcePath, type List } from '../../lib/kube/resources.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
@@ -41,9 +41,9 @@ export interface ChainResult {
 /** Follows pods' controller chains up to a target, reading each owner on the way once. */
 export class OwnerChain {
   readonly #transport: KubeTransport;
-  readonly #discovery: ScaleDiscovery;
+  readonly #discovery: KindDiscovery;
 
-  constructor(transport: KubeTransport, discovery: ScaleDiscovery) {
+  constructor(transport: KubeTransport, discovery: KindDiscovery) {
     this.#transport = transport;
     this.#discovery = discovery;
   }
