@@ -1,10 +1,12 @@
-// API discovery of one kind that serves /scale: which resource (plural) a `group/version` +
-// `kind` is, whether it is namespaced, and whether it has the scale subresource, read from
-// the group-version's APIResourceList (`/apis/GROUP/VERSION`, `/api/v1` for the core group).
-// The operator and the plugin find a custom target kind's resource here, as the HPA's scale
-// client does through its RESTMapper. A kind named in an AITask is a tenant's input, so the
+// API discovery of kinds: which resource (plural) a `group/version` + `kind` is, whether it is
+// namespaced, and whether it has the scale subresource, read from the group-version's
+// APIResourceList (`/apis/GROUP/VERSION`, `/api/v1` for the core group). The operator and the
+// plugin find a target kind's resource here (it must serve /scale), and the operator the
+// owners between a target's pods and it, as the HPA's scale client does through its
+// RESTMapper. A kind named in an AITask or an owner reference is a tenant's input, so the
 // answer is bounded in bytes and time, kept per group-version in a bounded table with an
-// expiry, and one group-version is asked at most once at a time.
+// expiry, one group-version is asked at most once at a time, and a group/version the schema
+// would refuse is never asked.
 
 import { LruMap } from '../lru-map.ts';
 import { NotFoundError } from './errors.ts';
