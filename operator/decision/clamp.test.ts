@@ -132,6 +132,16 @@ test('brokenRules: each CEL rule of the v2 spec, table', () => {
       { ...base, decision: { mode: 'LLM' } },
       ['spec.decision: decision.llm is required when mode is LLM'],
     ],
+    [
+      'a custom kind without its apiVersion',
+      { ...base, target: { kind: 'Shard', name: 'db' } },
+      ['spec.target: target.apiVersion is required for a kind other than Deployment and StatefulSet'],
+    ],
+    [
+      'a custom kind with its apiVersion',
+      { ...base, target: { apiVersion: 'db.example.com/v1', kind: 'Shard', name: 'db' } },
+      [],
+    ],
     ['not an object', 'x', []],
   ];
   for (const [what, spec, want] of cases) assert.deepEqual(brokenRules(spec), want, what);
