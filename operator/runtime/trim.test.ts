@@ -200,7 +200,9 @@ test('a pod keeps identity, age, deletion, its controller reference, node, phase
       uid: 'u-1',
       creationTimestamp: '2026-01-01T00:00:00Z',
       deletionTimestamp: '2026-01-02T00:00:00Z',
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-1', controller: true },
+      ],
     },
     spec: { nodeName: 'n1' },
     status: {
