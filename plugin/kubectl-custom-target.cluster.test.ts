@@ -14,6 +14,7 @@ import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../t
 import { eventually } from '../test/harness/wait.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
 import { defineScaleKind, scaleObject, setScaleStatus, type ScaleKind } from '../test/support/scale-kinds.ts';
+import { bindAITaskReader } from '../test/support/aitask-reader.ts';
 
 const GROUP = `plugin-${randomBytes(3).toString('hex')}.test.aiops.example.com`;
 const SHARD: ScaleKind = { group: GROUP, kind: 'Shard', plural: 'shards' };
@@ -218,28 +219,9 @@ void test('a kind without /scale, one not served, and one the user may not read:
 
   // A user who may read AITasks but not shards/scale: the line names the verb, the
   // subresource and the API group.
-  const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  await admin.request({
-    method: 'POST',
-    path: `${rbac}/namespaces/${ns}/roles`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'aitask-reader' },
-      rules: [{ apiGroups: ['aiops.example.com'], resources: ['aitasks'], verbs: ['get', 'list'] }],
-    },
-  });
-  await admin.request({
-    method: 'POST',
-    path: `${rbac}/namespaces/${ns}/rolebindings`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'aitask-reader' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'aitask-reader' },
-      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'shard-watcher' }],
-    },
-  });
+  await bindAITaskReader(admin, ns, [
+    { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'shard-watcher' },
+  ]);
   const forbidden = await eventually('the reader to read the AITask', async () => {
     const r = await run(['describe', 'on-shard', '-n', ns, '--as=shard-watcher']);
     return r.code === 0 ? r : undefined;

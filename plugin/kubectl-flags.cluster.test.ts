@@ -16,6 +16,7 @@ import { fromYaml, toYaml } from '../lib/yaml.ts';
 import { freshNamespace, testAITasks, testKubeconfig, testTransport } from '../test/support/cluster.ts';
 import { executeJsonPath, parseJsonPath } from './jsonpath.ts';
 import { buildAndInstall, kubectl, type KubectlResult } from '../test/support/kubectl-run.ts';
+import { bindAITaskReader } from '../test/support/aitask-reader.ts';
 
 let PATH = '';
 let KC = '';
@@ -189,37 +190,16 @@ interface KubeconfigDoc {
 
 /** Creates ServiceAccounts `reader` (may get and list AITasks, as may group `aiops-readers`) and `nobody`. */
 async function identities(admin: KubeTransport, ns: string): Promise<void> {
-  const rbac = '/apis/rbac.authorization.k8s.io/v1';
   for (const name of ['reader', 'nobody'])
     await admin.request({
       method: 'POST',
       path: `/api/v1/namespaces/${ns}/serviceaccounts`,
       body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
     });
-  await admin.request({
-    method: 'POST',
-    path: `${rbac}/namespaces/${ns}/roles`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'aitask-reader' },
-      rules: [{ apiGroups: ['aiops.example.com'], resources: ['aitasks'], verbs: ['get', 'list'] }],
-    },
-  });
-  await admin.request({
-    method: 'POST',
-    path: `${rbac}/namespaces/${ns}/rolebindings`,
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'aitask-reader' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'aitask-reader' },
-      subjects: [
-        { kind: 'ServiceAccount', name: 'reader', namespace: ns },
-        { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'aiops-readers' },
-      ],
-    },
-  });
+  await bindAITaskReader(admin, ns, [
+    { kind: 'ServiceAccount', name: 'reader', namespace: ns },
+    { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'aiops-readers' },
+  ]);
 }
 
 async function token(admin: KubeTransport, ns: string, sa: string): Promise<string> {
