@@ -9,6 +9,8 @@ export interface RequestFilter {
   readonly resource: string;
   /** GET, LIST, WATCH, PATCH, … as the apiserver labels them. */
   readonly verb: string;
+  /** Subresource, e.g. 'scale' (default: none, the resource itself). */
+  readonly subresource?: string;
   /** HTTP status, e.g. '404' (default: any). */
   readonly code?: string;
 }
@@ -19,7 +21,7 @@ export async function apiserverRequests(admin: KubeTransport, filter: RequestFil
   await admin.stream({ path: '/metrics' }, (line) => {
     if (!line.startsWith('apiserver_request_total{')) return;
     const label = (n: string): string => new RegExp(`[{,]${n}="([^"]*)"`).exec(line)?.[1] ?? '';
-    if (label('resource') !== filter.resource || label('subresource') !== '') return;
+    if (label('resource') !== filter.resource || label('subresource') !== (filter.subresource ?? '')) return;
     if (label('verb') !== filter.verb) return;
     if (filter.code !== undefined && label('code') !== filter.code) return;
     sum += Number(line.slice(line.lastIndexOf(' ') + 1));
