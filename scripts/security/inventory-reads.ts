@@ -138,9 +138,9 @@ export const READ_PATHS: readonly InputPath[] = [
       bytes:
         'a discovery answer over 1 MiB, a /scale answer over 64 KiB or one owner over the largest object etcd stores is refused (TargetRefused, or the owner’s chain ends); a selector over 4 KiB is dropped and the pods are found by their owners alone',
       count:
-        '64 group-versions kept (least recently used evicted); one object per /scale read; at most 16 owners read and 3 owners followed per pod, per action',
+        '64 group-versions kept (least recently used evicted); one object per /scale read; at most 16 owners read and 3 owners followed per pod, per action (a tenant’s decoy pods can spend the 16 on its own target only)',
       concurrency: 'one discovery request per group-version at a time; one /scale read per reconcile',
-      rate: 'discovery once per group-version per 5 minutes (a failure is not kept); /scale once per reconcile (a 403 costs that one request, nothing more); owners only for an act or a settle',
+      rate: 'discovery once per group-version per 5 minutes while at most 64 are named (a failure is not kept), past that at most one per reconcile, paced by each task’s interval; /scale once per reconcile (a 403 costs that one request, nothing more); owners only for an act or a settle',
       time: 'discovery and /scale 10 s each, each owner 10 s',
       reach:
         'tenants name any apiVersion and kind; the operator reads only kinds an admin granted (get on PLURAL/scale) and only in namespaces the task may target',
