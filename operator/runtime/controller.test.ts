@@ -125,3 +125,46 @@ test('Controller: a key that keeps failing the same way is logged once a minute,
   );
   assert.equal(lines.filter((l) => l.msg === 'reconcile failed again, retrying').length, calls - 1);
 });
+
+test("Controller: while one namespace's slow reconciles hold the workers, a worker they free goes to another namespace's waiting key", async () => {
+  const queue = new WorkQueue();
+  const started: string[] = [];
+  const release = new Map<string, () => void>();
+  let onStart = (): void => undefined;
+  const controller = new Controller({
+    queue,
+    reconcile: (key) => {
+      started.push(key);
+      onStart();
+      return new Promise<Result>((resolve) => release.set(key, () => resolve({})));
+    },
+    metrics: controllerMetrics(new Registry(), 'test'),
+    log: createLogger('test', { level: 'error', write: () => undefined }),
+    maxConcurrentReconciles: 4,
+  });
+  const startsReach = (n: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      onStart = () => {
+        if (started.length >= n) resolve();
+      };
+      onStart();
+    });
+  for (let i = 0; i < 8; i++) queue.add(`mallory/t${i}`);
+  controller.start();
+  await startsReach(4);
+  assert.deepEqual(
+    started,
+    ['mallory/t0', 'mallory/t1', 'mallory/t2', 'mallory/t3'],
+    'alone, mallory uses every worker',
+  );
+  queue.add('alice/t0');
+  release.get('mallory/t0')?.();
+  await startsReach(5);
+  assert.equal(started[4], 'alice/t0', "the freed worker takes alice's key, not mallory's fifth");
+  release.get('mallory/t1')?.();
+  await startsReach(6);
+  assert.equal(started[5], 'mallory/t4', 'alice has nothing waiting: mallory takes the next');
+  const stopping = controller.stop();
+  for (const r of release.values()) r();
+  await stopping;
+});

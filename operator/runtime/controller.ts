@@ -1,11 +1,13 @@
 // Runs reconciles off the work queue: `maxConcurrentReconciles` workers, each taking one key
-// at a time (the queue guarantees a key is never on two workers). Success → forget the key's
-// backoff and requeue after the reconciler's interval; error → rate-limited retry
-// (5 ms → 1000 s per key, overall token bucket); an error no retry can fix (terminal.ts) →
-// tried again only after a long wait, never on the hot backoff. Whatever a reconcile throws
-// (any value, synchronously or not) or returns is that key's error or result: it never ends
-// a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
-// queue is idle, one full collection hands the burst's garbage back (release.ts).
+// at a time (the queue guarantees a key is never on two workers, and is told how many
+// workers there are, so a namespace holds at most its fair share of them while others
+// wait). Success → forget the key's backoff and requeue after the reconciler's interval;
+// error → rate-limited retry (5 ms → 1000 s per key, overall token bucket); an error no
+// retry can fix (terminal.ts) → tried again only after a long wait, never on the hot
+// backoff. Whatever a reconcile throws (any value, synchronously or not) or returns is that
+// key's error or result: it never ends a worker or the process. Stopping lets in-flight
+// reconciles finish. After a burst, once the queue is idle, one full collection hands the
+// burst's garbage back (release.ts).
 
 import { ConflictError } from '../../lib/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
@@ -85,6 +87,7 @@ export class Controller {
   start(): void {
     if (this.#workers.length > 0) return;
     const n = this.#o.maxConcurrentReconciles ?? 1;
+    this.#o.queue.setWorkers(n);
     this.#o.metrics.started(n);
     this.#release.soon();
     this.#workers = Array.from({ length: n }, () => this.#work());

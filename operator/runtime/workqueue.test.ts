@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { RateLimiter } from './ratelimit.ts';
 import fc from 'fast-check';
-import { NamespaceBuckets, WorkQueue } from './workqueue.ts';
+import { fairShare, NamespaceBuckets, WorkQueue } from './workqueue.ts';
 
 test('keys are de-duplicated and never handed out twice at once', async () => {
   const q = new WorkQueue();
@@ -71,7 +71,7 @@ test('fair: one key of namespace b behind 1,000 of namespace a is handed out wit
   q.shutDown();
 });
 
-test('fair (property): no key is lost or handed out twice; the depth is what is owed; each namespace FIFO', async () => {
+test('fair (property): no key is lost or handed out twice; the depth is what is owed; each namespace FIFO; over its share only when every waiting namespace holds its share', async () => {
   const key = fc.tuple(fc.constantFrom('a', 'b', 'c', ''), fc.integer({ min: 0, max: 5 }));
   await fc.assert(
     fc.asyncProperty(
@@ -87,15 +87,26 @@ test('fair (property): no key is lost or handed out twice; the depth is what is 
       ),
       async (ops) => {
         const q = new WorkQueue();
+        q.setWorkers(3);
         const owed: string[] = [];
         const processing: string[] = [];
         const redo = new Set<string>();
+        const nsOf = (k: string): string => k.slice(0, k.indexOf('/'));
+        const held = (ns: string): number => processing.filter((p) => nsOf(p) === ns).length;
         const take = async (): Promise<void> => {
+          const busy = new Set([...owed, ...processing].map(nsOf));
+          const share = fairShare(3, busy.size);
           const k = await q.get();
           assert.ok(k !== undefined);
           const at = owed.indexOf(k);
           assert.ok(at >= 0, `${k} handed out without being owed`);
-          const ns = k.slice(0, k.indexOf('/'));
+          const ns = nsOf(k);
+          if (held(ns) >= share)
+            for (const other of owed.map(nsOf))
+              assert.ok(
+                held(other) >= share,
+                `${ns} holding ${held(ns)} (share ${share}) served while ${other} holds ${held(other)}`,
+              );
           assert.equal(
             owed.find((o) => o.startsWith(`${ns}/`)),
             k,
@@ -130,6 +141,72 @@ test('fair (property): no key is lost or handed out twice; the depth is what is 
       },
     ),
   );
+});
+
+test('fair share: a namespace holding its share of the workers waits while another has keys; alone it may use them all', async () => {
+  const q = new WorkQueue();
+  q.setWorkers(4);
+  for (let i = 0; i < 10; i++) q.add(`a/t${i}`);
+  const held = [await q.get(), await q.get(), await q.get(), await q.get()];
+  assert.deepEqual(held, ['a/t0', 'a/t1', 'a/t2', 'a/t3'], 'no one else waits: a takes every worker');
+  q.add('b/t0');
+  q.add('b/t1');
+  q.add('b/t2');
+  q.done('a/t0');
+  assert.equal(await q.get(), 'b/t0', 'a holds 3 of 4, over its share of 2: the freed worker goes to b');
+  q.done('a/t1');
+  assert.equal(await q.get(), 'b/t1', 'a holds 2, b 1: b is under its share');
+  q.done('a/t2');
+  assert.equal(await q.get(), 'a/t4', 'a holds 1, b 2: a is under its share again');
+  q.done('b/t0');
+  assert.equal(await q.get(), 'b/t2', 'each holds 2: b next in turn');
+  q.done('b/t1');
+  q.done('b/t2');
+  assert.equal(await q.get(), 'a/t5', 'b has nothing waiting: a may take what b freed');
+  assert.equal(await q.get(), 'a/t6');
+  q.shutDown();
+});
+
+test('fair share: when every namespace with keys holds its share, a worker still gets the key of the one holding fewest', async () => {
+  const q = new WorkQueue();
+  q.setWorkers(8);
+  for (const ns of ['a', 'b']) for (let i = 0; i < 5; i++) q.add(`${ns}/t${i}`);
+  q.add('c/t0');
+  const first = await Promise.all(Array.from({ length: 7 }, () => q.get()));
+  assert.deepEqual(
+    first.map((k) => k?.slice(0, 1)).sort(),
+    ['a', 'a', 'a', 'b', 'b', 'b', 'c'],
+    'share ceil(8 / 3) = 3 each',
+  );
+  q.done('a/t0');
+  assert.equal(await q.get(), 'a/t3', 'a holds 2 of its 3: its turn');
+  assert.equal(
+    await q.get(),
+    'b/t3',
+    'a and b hold their 3 each; c (1, nothing waiting) is busy: no worker idles',
+  );
+  q.shutDown();
+});
+
+test('fairShare: the workers shared among the busy namespaces, rounded up, at least 1', () => {
+  assert.deepEqual(
+    [fairShare(4, 1), fairShare(4, 2), fairShare(4, 3), fairShare(4, 8), fairShare(1, 0)],
+    [4, 2, 2, 1, 1],
+  );
+});
+
+test("addEvent charged to another namespace spends that namespace's bucket, never the key's own", () => {
+  const now = 0;
+  const q = new WorkQueue({ namespaceQps: 1, namespaceBurst: 1, now: () => now });
+  q.addEvent('a/x', 'm');
+  assert.equal(q.depth, 1, "m's one token queues a's key at once");
+  q.addEvent('a/y', 'm');
+  assert.equal(q.depth, 1, "m's bucket is spent: a/y waits for m's next token");
+  q.addEvent('a/z');
+  assert.equal(q.depth, 2, "a's own bucket is untouched by what m's events caused");
+  q.addEvent('m/w');
+  assert.equal(q.depth, 2, "m's own key waits behind the token a/y took");
+  q.shutDown();
 });
 
 test('namespace buckets: burst at once, then one token per 1/qps; an idle namespace is full again', () => {

@@ -3,9 +3,13 @@
 // added while it is processed is re-queued when the worker is done), delayed adds, and
 // rate-limited retries (per-key exponential backoff combined with an overall token bucket).
 // Each namespace has its own FIFO and `get` takes from the namespaces round-robin, so
-// thousands of one namespace's keys never starve another's. Adds triggered by watch events
-// (`addEvent`) go through a token bucket per namespace: over its rate a key is queued after
-// the bucket's delay instead of at once, never dropped.
+// thousands of one namespace's keys never starve another's; and while another namespace has
+// keys waiting, a namespace holds at most its fair share of the workers (fairShare), so one
+// whose reconciles are slow does not keep every worker a freed one could give the others.
+// Adds triggered by watch events (`addEvent`) go through a token bucket per namespace: the
+// bucket of the namespace the event is charged to (the namespace of the object that changed,
+// which may not be the key's), so one namespace's events never spend another's pace. Over its
+// rate a key is queued after the bucket's delay instead of at once, never dropped.
 
 import { namespaceOf } from '../../lib/keys.ts';
 import { refill, reserve, tokenWait, type Bucket, type Pace } from '../../lib/token-bucket.ts';
@@ -100,6 +104,15 @@ class Fifo {
   }
 }
 
+/**
+ * The most workers a namespace holds while another namespace has keys waiting: `workers`
+ * shared evenly among the `busy` namespaces (those with keys queued or in flight), rounded
+ * up, at least 1.
+ */
+export function fairShare(workers: number, busy: number): number {
+  return Math.max(1, Math.ceil(workers / Math.max(1, busy)));
+}
+
 /** A de-duplicating, delaying, rate-limited queue of string keys, fair across namespaces. */
 export class WorkQueue {
   /** Queued keys by namespace; a namespace is here only while it has keys. */
@@ -109,6 +122,9 @@ export class WorkQueue {
   #depth = 0;
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
+  /** Keys in flight by namespace; a namespace is here only while it has some. */
+  readonly #busy = new Map<string, number>();
+  #workers = 1;
   readonly #timers = new Map<string, { at: number; timer: NodeJS.Timeout; due: boolean }>();
   /** Due times (ms) of keys a `requeueAfter` timer queued, until a worker takes them. */
   readonly #due = new Map<string, number>();
@@ -136,6 +152,14 @@ export class WorkQueue {
     return this.#processing.size;
   }
 
+  /**
+   * The workers taking keys (the Controller's, told when it starts; default 1): what each
+   * namespace's fair share of them is reckoned from (fairShare).
+   */
+  setWorkers(workers: number): void {
+    this.#workers = Math.max(1, Math.floor(workers));
+  }
+
   /** Queues `key` now; a no-op when it is already queued. A key in flight is queued again once done. */
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
@@ -158,6 +182,8 @@ export class WorkQueue {
   #handOut(key: string): void {
     this.#dirty.delete(key);
     this.#processing.add(key);
+    const namespace = namespaceOf(key);
+    this.#busy.set(namespace, (this.#busy.get(namespace) ?? 0) + 1);
     this.#observer?.get(key);
     const due = this.#due.get(key);
     if (due === undefined) return;
@@ -166,16 +192,17 @@ export class WorkQueue {
   }
 
   /**
-   * Queues `key` for a watch event (a patch, a target's change): at once while its
-   * namespace's bucket has a token, else after the bucket's delay. A key already queued, or
-   * due from a delayed add no later than the bucket would allow, takes no token.
+   * Queues `key` for a watch event (a patch, a target's change), paced by the bucket of
+   * `charged`: the namespace of the object whose change this is (default the key's own). At
+   * once while that bucket has a token, else after the bucket's delay; so the work one
+   * namespace's events cause in another's keys is paid by the first. A key already queued,
+   * or due from a delayed add no later than the bucket would allow, takes no token.
    */
-  addEvent(key: string): void {
+  addEvent(key: string, charged: string = namespaceOf(key)): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
-    const namespace = namespaceOf(key);
     const pending = this.#timers.get(key);
-    if (pending !== undefined && pending.at <= this.#now() + this.#buckets.wait(namespace)) return;
-    this.#addAfter(key, this.#buckets.reserve(namespace), false);
+    if (pending !== undefined && pending.at <= this.#now() + this.#buckets.wait(charged)) return;
+    this.#addAfter(key, this.#buckets.reserve(charged), false);
   }
 
   /**
@@ -235,8 +262,11 @@ export class WorkQueue {
   }
 
   /**
-   * Waits for the next key, taking from the namespaces with queued keys in turn; resolves
-   * `undefined` once the queue shuts down. Call `done(key)` after.
+   * Waits for the next key, taking from the namespaces with queued keys in turn, skipping
+   * one that holds its fair share of the workers (fairShare) while another is under it;
+   * resolves `undefined` once the queue shuts down. Never leaves a key waiting while a worker
+   * asks: when every namespace with keys holds its share, the one holding fewest is served.
+   * Call `done(key)` after.
    */
   get(): Promise<string | undefined> {
     const key = this.#dequeue();
@@ -251,7 +281,12 @@ export class WorkQueue {
   /** Marks `key` finished; if it was added meanwhile it goes back on the queue. */
   done(key: string): void {
     this.#observer?.done(key);
-    this.#processing.delete(key);
+    if (this.#processing.delete(key)) {
+      const namespace = namespaceOf(key);
+      const held = (this.#busy.get(namespace) ?? 1) - 1;
+      if (held > 0) this.#busy.set(namespace, held);
+      else this.#busy.delete(namespace);
+    }
     if (this.#dirty.has(key) && !this.#shuttingDown) this.#push(key);
   }
 
@@ -281,9 +316,42 @@ export class WorkQueue {
     this.#depth += 1;
   }
 
-  /** The next namespace's oldest key; that namespace goes to the back of the ring if it has more. */
+  /** The keys in flight of `namespace`. */
+  #held(namespace: string): number {
+    return this.#busy.get(namespace) ?? 0;
+  }
+
+  /**
+   * The namespace served next: the first in the ring holding less than its fair share, else
+   * (every one holds its share) the first holding fewest. Namespaces passed over go to the
+   * back of the ring. Each one passed over has keys in flight, so a call looks at no more
+   * namespaces than twice the keys in flight, plus one.
+   */
+  #next(): string | undefined {
+    const waiting = this.#ring.size;
+    if (waiting <= 1) return this.#ring.shift();
+    let busy = this.#queues.size;
+    for (const namespace of this.#busy.keys()) if (!this.#queues.has(namespace)) busy += 1;
+    const share = fairShare(this.#workers, busy);
+    let fewest: string | undefined;
+    for (let i = 0; i < waiting; i++) {
+      const namespace = this.#ring.shift();
+      if (namespace === undefined) return undefined;
+      if (this.#held(namespace) < share) return namespace;
+      this.#ring.push(namespace);
+      if (fewest === undefined || this.#held(namespace) < this.#held(fewest)) fewest = namespace;
+    }
+    for (let i = 0; i < waiting; i++) {
+      const namespace = this.#ring.shift();
+      if (namespace === fewest) return namespace;
+      if (namespace !== undefined) this.#ring.push(namespace);
+    }
+    return undefined;
+  }
+
+  /** The next namespace's oldest key (#next); that namespace goes to the back of the ring if it has more. */
   #dequeue(): string | undefined {
-    const namespace = this.#ring.shift();
+    const namespace = this.#next();
     if (namespace === undefined) return undefined;
     const fifo = this.#queues.get(namespace);
     const key = fifo?.shift();
