@@ -1,14 +1,20 @@
 // The operator's caches (AITask v2, and one per target kind: Deployments, StatefulSets) as
 // assembly.ts builds them: what each keeps (trim.ts), what it refuses and how a refusal and a
-// failing watch are logged, and which AITasks each change puts on the work queue.
+// failing watch are logged, and which AITasks each change puts on the work queue. The work a
+// change causes is paid by the namespace of the object that changed: every key it queues for
+// another task goes through that namespace's event bucket (WorkQueue.addEvent), so one
+// namespace's objects never make another's tasks reconcile faster than its own pace allows
+// (scripts/security/inventory-fanout.ts lists each handler's keys and pace).
 
 import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import type { AITaskClient } from '../api/aitask-client.ts';
+import { namespaceOf } from '../lib/keys.ts';
 import { pageSizeFor, ResourceClient } from '../lib/kube/resources.ts';
 import { KindDiscovery } from '../lib/kube/discovery.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
+import { mayTarget } from './decision/caps.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import { FAILING_AFTER, Informer, objectKey, type KubeObject } from './runtime/informer.ts';
 import type { Workload } from './runtime/kinds.ts';
@@ -58,6 +64,8 @@ export interface CacheDeps {
   readonly log: Logger;
   readonly namespace?: string;
   readonly watchLabelSelector?: string;
+  /** `--allow-cross-namespace`: whether a task may act on a target in another namespace (mayTarget). */
+  readonly allowCrossNamespace: boolean;
   readonly onTaskDeleted: () => void;
 }
 
@@ -148,16 +156,32 @@ export function buildCaches(d: CacheDeps): Caches {
     perKind((kind) => targetCache(d, kind, taskCache)),
     new ScaleTargets(d.transport, discovery),
   );
+  const mayAct = (t: v2.AITask): boolean => mayTarget(t, d.allowCrossNamespace);
+  // The other tasks whose evaluation a task's going may change: the owner of a target is the
+  // oldest task that may act on it (decision/caps.ts targetOwner), so only a task that may act
+  // on its target can pass it on, and only to a task that may act on it too.
   const sameTarget = (t: v2.AITask): string[] =>
-    taskCache.byIndex('target', taskTargetIndexKey(t)).filter((k) => k !== objectKey(t));
+    mayAct(t)
+      ? taskCache.byIndex('target', taskTargetIndexKey(t)).filter((k) => {
+          const other = taskCache.get(k);
+          return k !== objectKey(t) && other !== undefined && mayAct(other);
+        })
+      : [];
   taskCache.on({
+    // A task's first sight (its creation, the first list, or a refused task shrunk back
+    // under the limit) is reconciled at once: it queues only its own key, each one takes a
+    // write by its namespace's owner, and the fair share of workers bounds what it costs others.
     add: (t) => queue.add(objectKey(t)),
     update: (a, b) => {
       if (needsReconcile(a, b)) queue.addEvent(objectKey(b));
     },
+    // A deleted task, or one refused as too large (the cache drops it as deleted): its own key
+    // at once (the reconcile only forgets its state, no request), the others on its target
+    // through the deleted task's namespace's bucket.
     delete: (t) => {
       queue.add(objectKey(t));
-      for (const key of sameTarget(t)) queue.add(key);
+      const charged = namespaceOf(objectKey(t));
+      for (const key of sameTarget(t)) queue.addEvent(key, charged);
       d.onTaskDeleted();
     },
   });
@@ -168,15 +192,22 @@ export function buildCaches(d: CacheDeps): Caches {
  * The cache of the targets of `kind`: pages whose worst case fits the heap, a selector no
  * larger than a real one, and a byte budget in all and per namespace (target-kinds.ts); a
  * refused object is said in the status of the AITasks that target it (observe.ts), which are
- * reconciled at once; so is a kind the operator may not list (onForbidden). An added or deleted target, or a change of its replicas, reconciles
- * the AITasks that name it.
+ * reconciled through the object's namespace's bucket; so is a kind the operator may not list
+ * (onForbidden). An added, deleted or refused target, or a change of its replicas, reconciles
+ * the AITasks that name it and may act on it (a task refused as cross-namespace never reads
+ * it), paced by the target's namespace's bucket: its own namespace's tasks first.
  */
 function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.AITask>): Informer<Workload> {
   const rules = TARGET_KINDS[kind];
   const plural = rules.resource.plural;
   const enqueueTasksOf = (obj: KubeObject): void => {
-    for (const key of taskCache.byIndex('target', targetIndexKey(kind, objectKey(obj))))
-      d.queue.addEvent(key);
+    const charged = obj.metadata.namespace ?? '';
+    const keys = taskCache.byIndex('target', targetIndexKey(kind, objectKey(obj))).filter((k) => {
+      const task = taskCache.get(k);
+      return task !== undefined && mayTarget(task, d.allowCrossNamespace);
+    });
+    const own = (k: string): boolean => namespaceOf(k) === charged;
+    for (const key of [...keys.filter(own), ...keys.filter((k) => !own(k))]) d.queue.addEvent(key, charged);
   };
   const cache = new Informer<Workload>(new ResourceClient(d.transport, rules.resource), {
     ...(d.namespace !== undefined ? { namespace: d.namespace } : {}),

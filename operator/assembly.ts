@@ -246,6 +246,7 @@ export async function assembleOperator(o: OperatorOptions, manager: Manager): Pr
     log,
     ...namespace,
     ...(o.watchLabelSelector !== undefined ? { watchLabelSelector: o.watchLabelSelector } : {}),
+    allowCrossNamespace: o.allowCrossNamespace,
     onTaskDeleted: () => sweep.soon(),
   });
   registerCacheMetrics(telemetry.registry, caches.all);
