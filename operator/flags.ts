@@ -121,7 +121,7 @@ export const WATCH_FLAGS = {
     docs: {
       default: '`4`',
       meaning:
-        "parallel reconciles; 4, not controller-runtime's 1: an LLM call holds a worker up to `--llm-max-timeout` and a Prometheus query up to 5 s (sent to Prometheus as the query's `timeout`, so it stops the query too), so a few tenants' slow calls leave workers for the rest; reconciles mostly wait on I/O, so 4 fit one Node thread and the manifests' 50m CPU / 384Mi; keys are handed out round-robin across namespaces",
+        "parallel reconciles; 4, not controller-runtime's 1: an LLM call holds a worker up to `--llm-max-timeout` and a Prometheus query up to 5 s (sent to Prometheus as the query's `timeout`, so it stops the query too), so a few tenants' slow calls leave workers for the rest; reconciles mostly wait on I/O, so 4 fit one Node thread and the manifests' 50m CPU / 384Mi; keys are handed out round-robin across namespaces, a namespace holding at most its fair share of the workers (the workers divided among the namespaces with work, rounded up) while another has keys waiting",
     },
   }),
   rateLimitQps: flag({
@@ -140,24 +140,24 @@ export const WATCH_FLAGS = {
   }),
   namespaceReconcileQps: flag({
     flags: '--namespace-reconcile-qps <n>',
-    help: "reconciles per second one namespace's AITask patches and target Deployment changes trigger; over it they are delayed, never dropped",
+    help: "reconciles per second one namespace's objects trigger (its AITask patches and deletions, its target workloads' changes), whichever namespace's AITasks they reconcile; over it they are delayed, never dropped",
     parse: positive,
     default: 5,
     docs: {
       default: '`5`',
       meaning:
-        "reconciles per second that one namespace's AITask patches (spec, approval annotation) and target Deployment changes trigger; over it (after the burst) a reconcile is delayed by the namespace's token bucket, never dropped, so one tenant's patch loop cannot spend the operator's API budget",
+        "reconciles per second that one namespace's objects trigger: its AITasks' patches (spec, approval annotation) and deletions (the other tasks on the same target), and changes of its target workloads, whichever namespace's AITasks they reconcile; over it (after the burst) a reconcile is delayed by that namespace's token bucket, never dropped, so one tenant's patch loop cannot spend the operator's API budget nor another tenant's pace",
     },
   }),
   namespaceReconcileBurst: flag({
     flags: '--namespace-reconcile-burst <n>',
-    help: 'patch-triggered reconciles of one namespace let through at once before --namespace-reconcile-qps paces them',
+    help: 'event-triggered reconciles of one namespace let through at once before --namespace-reconcile-qps paces them',
     parse: integer(1),
     default: 20,
     docs: {
       default: '`20`',
       meaning:
-        'patch-triggered reconciles of one namespace let through at once before `--namespace-reconcile-qps` paces them',
+        'event-triggered reconciles of one namespace let through at once before `--namespace-reconcile-qps` paces them',
     },
   }),
   defaultIntervalSeconds: flag({

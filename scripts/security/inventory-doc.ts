@@ -1,8 +1,10 @@
-// The input-path inventory as docs/security.md shows it: three Markdown tables (paths,
-// labels, alerts) rendered from inventory.ts. `npm run generate` writes them between
+// The input-path inventory as docs/security.md shows it: three Markdown tables (paths with
+// the fan-out of their cache handlers, labels, alerts) rendered from inventory.ts and
+// inventory-fanout.ts. `npm run generate` writes them between
 // INVENTORY_MARKERS; inventory.test.ts checks the page holds what this renders.
 
 import { INPUT_PATHS } from './inventory.ts';
+import { fanOutOf } from './inventory-fanout.ts';
 import { ALERT_INPUTS, LABELS } from './inventory-series.ts';
 
 /** The comments the tables sit between in docs/security.md. */
@@ -38,6 +40,7 @@ export function inventoryMarkdown(): string {
       'rate',
       'time',
       'who reaches it',
+      'fan-out',
       'enforced in',
       'proved by',
     ],
@@ -50,6 +53,7 @@ export function inventoryMarkdown(): string {
       p.budgets.rate,
       p.budgets.time,
       p.budgets.reach,
+      fanOutOf(p.id),
       files(p.enforcedIn),
       files(p.provedBy),
     ]),
@@ -69,7 +73,7 @@ export function inventoryMarkdown(): string {
     ALERT_INPUTS.map((a) => [`\`${a.alert}\``, a.movedBy, files(a.provedBy)]),
   );
   return [
-    'Every path by which input reaches the operator process (and the standalone webhook):',
+    'Every path by which input reaches the operator process (and the standalone webhook); its fan-out is, for each handler its changes call, the work-queue keys it may queue and whose pace they take:',
     '',
     paths,
     '',

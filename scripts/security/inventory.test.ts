@@ -2,7 +2,8 @@
 // client, informer, list, watch, raw request, listener or outbound call that scan.ts finds in
 // the operator's or the webhook's source must be named by an entry, every label of every series
 // they register must have its closed set, every shipped alert its input; docs/security.md shows
-// what inventory-doc.ts renders. So a new path, label or alert without budgets fails CI.
+// what inventory-doc.ts renders; every cache event handler must have its fan-out
+// (inventory-fanout.ts). So a new path, label, alert or handler without budgets fails CI.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,7 +19,8 @@ import type { Budgets } from './inventory-budgets.ts';
 import { INPUT_PATHS } from './inventory.ts';
 import { ALERT_INPUTS, LABELS } from './inventory-series.ts';
 import { inventoryMarkdown, readInventory } from './inventory-doc.ts';
-import { isScanned, scanSource } from './scan.ts';
+import { FAN_OUTS } from './inventory-fanout.ts';
+import { isScanned, scanHandlers, scanSource } from './scan.ts';
 
 const BUDGET_NAMES: readonly (keyof Budgets)[] = ['bytes', 'count', 'concurrency', 'rate', 'time', 'reach'];
 
@@ -30,6 +32,7 @@ const sources = execFileSync('git', ['ls-files', '--cached', '--others', '--excl
   .split('\n')
   .filter((f) => isScanned(f) && existsSync(join(root, f)));
 const sites = sources.flatMap((f) => scanSource(f, readFileSync(join(root, f), 'utf8')));
+const handlers = sources.flatMap((f) => scanHandlers(f, readFileSync(join(root, f), 'utf8')));
 
 test('the scan finds each kind of site in source text, and none in comments', () => {
   const text = [
@@ -75,6 +78,54 @@ test('every client, informer, list, watch, request, listener and outbound call i
   const found = new Set(sites.map((s) => s.key));
   const stale = [...named].filter((k) => !found.has(k));
   assert.deepEqual(stale, [], 'these inventory sites are not in the code any more');
+});
+
+test('the handler scan finds each event of each cache registration and each refusal hook, and none in comments or bodies', () => {
+  const text = [
+    'taskCache.on({',
+    '  add: (t) => queue.add(objectKey(t)),',
+    "  update(a, b) { if (a !== b) queue.addEvent(key(b), 'x,y'); },",
+    '  delete: (t) => { for (const k of same(t, { add: 1 })) queue.add(k); },',
+    '});',
+    'this.#cache.on({ delete: enqueue });',
+    '// other.on({ add: nothing })',
+    'const opts = { onRefused: (o) => enqueue(o) };',
+    "emitter.on('close', done);",
+  ].join('\n');
+  assert.deepEqual(scanHandlers('x.ts', text), [
+    'x.ts: taskCache.on add',
+    'x.ts: taskCache.on update',
+    'x.ts: taskCache.on delete',
+    'x.ts: this.#cache.on delete',
+    'x.ts: onRefused',
+  ]);
+});
+
+test('every cache event handler in the code has its fan-out: the keys it may queue and whose pace they take', () => {
+  assert.ok(handlers.length >= 6, `the scan found only ${handlers.length} handlers: is it reading the tree?`);
+  const listed = FAN_OUTS.map((f) => f.handler);
+  assert.deepEqual(
+    handlers.filter((h) => !listed.includes(h)),
+    [],
+    'add these handlers, with the keys they queue and how they are paced, to scripts/security/inventory-fanout.ts',
+  );
+  assert.deepEqual(
+    listed.filter((h) => !handlers.includes(h)),
+    [],
+    'these fan-out handlers are not in the code any more',
+  );
+  const ids = new Set(INPUT_PATHS.map((p) => p.id));
+  for (const f of FAN_OUTS) {
+    assert.equal(listed.filter((h) => h === f.handler).length, 1, `${f.handler} is listed twice`);
+    assert.ok(ids.has(f.path), `${f.handler}: no input path ${f.path}`);
+    assert.ok(
+      f.keys.trim().length >= 4 && f.paced.trim().length >= 4,
+      `${f.handler}: keys or pace not stated`,
+    );
+    assert.ok(f.provedBy.length > 0, `${f.handler} names no test`);
+    for (const file of [...f.enforcedIn, ...f.provedBy])
+      assert.ok(existsSync(join(root, file)), `${f.handler}: ${file} does not exist`);
+  }
 });
 
 test('every path sets every budget, and names files that exist', () => {
