@@ -25,6 +25,7 @@ export interface FanOut {
 const CACHES = 'operator/assembly-caches.ts';
 const QUEUE = 'operator/runtime/workqueue.ts';
 const ATTACK = 'test/attacks/cross-namespace-fanout.test.ts';
+const REFUSED_ATTACK = 'test/attacks/cross-namespace-refused-fanout.test.ts';
 const QUEUE_TEST = 'operator/runtime/workqueue.test.ts';
 
 /** Who a target change queues: the tasks naming the object that may act on it. */
@@ -61,7 +62,7 @@ export const FAN_OUTS: readonly FanOut[] = [
     paced:
       'own key at once; the other tasks through the bucket of the deleted task’s namespace, never at once, whatever namespace they are in',
     enforcedIn: [CACHES, QUEUE, 'operator/decision/caps.ts'],
-    provedBy: [ATTACK, 'operator/guardrails.cluster.test.ts'],
+    provedBy: [ATTACK, REFUSED_ATTACK, 'operator/guardrails.cluster.test.ts'],
   },
   {
     handler: `${CACHES}: cache.on add`,
