@@ -58,7 +58,7 @@ export const FAN_OUTS: readonly FanOut[] = [
   {
     handler: `${CACHES}: taskCache.on delete`,
     path: 'aitasks',
-    keys: 'the task’s own key (its reconcile only forgets its state, no request); when the task may act on its target, the other tasks naming that target that may act on it (the owner may pass to one); and a cordon-mark sweep within 1 s, one per burst. A task refused as too large is dropped as deleted and comes here too',
+    keys: 'the task’s own key (its reconcile only forgets its state, no request); when the task may act on its target, the other tasks naming that target that may act on it (the owner may pass to one); and a cordon-mark sweep 1 s later (one at a time: sustained deletions keep it at about one sweep a second, whoever deletes). A task refused as too large is dropped as deleted and comes here too',
     paced:
       'own key at once; the other tasks through the bucket of the deleted task’s namespace, never at once, whatever namespace they are in',
     enforcedIn: [CACHES, QUEUE, 'operator/decision/caps.ts'],
