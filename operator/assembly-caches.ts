@@ -172,6 +172,7 @@ export function buildCaches(d: CacheDeps): Caches {
     // under the limit) is reconciled at once: it queues only its own key, each one takes a
     // write by its namespace's owner, and the fair share of workers bounds what it costs others.
     add: (t) => queue.add(objectKey(t)),
+    // Its own key, through its own namespace's bucket: a patch loop is paced.
     update: (a, b) => {
       if (needsReconcile(a, b)) queue.addEvent(objectKey(b));
     },
