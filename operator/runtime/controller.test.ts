@@ -126,29 +126,52 @@ test('Controller: a key that keeps failing the same way is logged once a minute,
   assert.equal(lines.filter((l) => l.msg === 'reconcile failed again, retrying').length, calls - 1);
 });
 
-test("Controller: while one namespace's slow reconciles hold the workers, a worker they free goes to another namespace's waiting key", async () => {
+/** A controller of `workers` whose reconciles each wait until released; records the keys started, in order. */
+function blockingController(workers: number): {
+  queue: WorkQueue;
+  controller: Controller;
+  started: string[];
+  release: (key: string) => void;
+  startsReach: (n: number) => Promise<void>;
+  stop: () => Promise<void>;
+} {
   const queue = new WorkQueue();
   const started: string[] = [];
-  const release = new Map<string, () => void>();
+  const releases = new Map<string, () => void>();
   let onStart = (): void => undefined;
   const controller = new Controller({
     queue,
     reconcile: (key) => {
       started.push(key);
       onStart();
-      return new Promise<Result>((resolve) => release.set(key, () => resolve({})));
+      return new Promise<Result>((resolve) => releases.set(key, () => resolve({})));
     },
     metrics: controllerMetrics(new Registry(), 'test'),
     log: createLogger('test', { level: 'error', write: () => undefined }),
-    maxConcurrentReconciles: 4,
+    maxConcurrentReconciles: workers,
   });
-  const startsReach = (n: number): Promise<void> =>
-    new Promise<void>((resolve) => {
-      onStart = () => {
-        if (started.length >= n) resolve();
-      };
-      onStart();
-    });
+  return {
+    queue,
+    controller,
+    started,
+    release: (key) => releases.get(key)?.(),
+    startsReach: (n) =>
+      new Promise<void>((resolve) => {
+        onStart = () => {
+          if (started.length >= n) resolve();
+        };
+        onStart();
+      }),
+    stop: async () => {
+      const stopping = controller.stop();
+      for (const r of releases.values()) r();
+      await stopping;
+    },
+  };
+}
+
+test("Controller: while one namespace's slow reconciles hold the workers, a worker they free goes to another namespace's waiting key", async () => {
+  const { queue, controller, started, release, startsReach, stop } = blockingController(4);
   for (let i = 0; i < 8; i++) queue.add(`mallory/t${i}`);
   controller.start();
   await startsReach(4);
@@ -158,13 +181,26 @@ test("Controller: while one namespace's slow reconciles hold the workers, a work
     'alone, mallory uses every worker',
   );
   queue.add('alice/t0');
-  release.get('mallory/t0')?.();
+  release('mallory/t0');
   await startsReach(5);
   assert.equal(started[4], 'alice/t0', "the freed worker takes alice's key, not mallory's fifth");
-  release.get('mallory/t1')?.();
+  release('mallory/t1');
   await startsReach(6);
   assert.equal(started[5], 'mallory/t4', 'alice has nothing waiting: mallory takes the next');
-  const stopping = controller.stop();
-  for (const r of release.values()) r();
-  await stopping;
+  await stop();
+});
+
+test('Controller: the queue reckons each namespace’s fair share from the controller’s workers (4 workers, 3 busy namespaces: 2 each)', async () => {
+  const { queue, controller, started, release, startsReach, stop } = blockingController(4);
+  queue.add('a/t0');
+  for (let i = 0; i < 6; i++) queue.add(`b/t${i}`);
+  controller.start();
+  await startsReach(4);
+  assert.deepEqual(started, ['a/t0', 'b/t0', 'b/t1', 'b/t2'], 'a has nothing more waiting: b takes the rest');
+  queue.add('a/t1');
+  queue.add('c/t0');
+  release('b/t0');
+  await startsReach(5);
+  assert.equal(started[4], 'a/t1', 'b holds its share of 2; a holds 1 of its 2 and comes first in turn');
+  await stop();
 });
