@@ -1,5 +1,6 @@
 // Handling one request of the conversion webhook (server.ts owns the listener, certificates
-// and keys): routing, refusing a review from an address in debt of conversion time,
+// and keys): routing, refusing a review while its address, or all of them together, is in
+// debt of conversion time,
 // reading a ConversionReview's body within its peer's share and its deadline, taking a slot
 // only once the body is whole, answering (the time it took charged to its address),
 // counting and logging. A review that is not what the apiserver sends is counted as
@@ -12,7 +13,7 @@ import type { Logger } from '../lib/log.ts';
 import type { LogOnce } from '../lib/log-once.ts';
 import { fullCollection } from '../lib/full-gc.ts';
 import type { PeerShares, Slots } from './capacity.ts';
-import type { CpuBudget } from './cpu-budget.ts';
+import { describeCpuRefusal, type CpuBudget } from './cpu-budget.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 
@@ -34,7 +35,7 @@ export interface Ctx {
   gate: Slots;
   /** One warning line per object and reason per minute (lib/log-once.ts). */
   warnings: LogOnce;
-  /** Conversion time per remote address. */
+  /** Conversion time per remote address and in all. */
   cpu: CpuBudget;
 }
 
@@ -70,20 +71,9 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     return;
   }
   const peer = req.socket.remoteAddress ?? '';
-  const wait = ctx.cpu.retryAfterSeconds(peer);
-  if (wait > 0) {
-    refuseAfterBody(
-      req,
-      res,
-      ctx,
-      {
-        code: 429,
-        message: `this address has used its share of conversion time; retry in ${wait} s`,
-        reason: 'cpu_share',
-        headers: { 'Retry-After': String(wait) },
-      },
-      { declared, read: 0 },
-    );
+  const cpu = ctx.cpu.refusal(peer, declared > 0 ? declared : ctx.maxBody);
+  if (cpu !== undefined) {
+    refuseAfterBody(req, res, ctx, { code: 429, ...describeCpuRefusal(cpu) }, { declared, read: 0 });
     return;
   }
   const reserved = declared > 0 ? declared : ctx.maxBody;
@@ -175,16 +165,22 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
       const outcome = handleReview(body, ctx.key());
       uid = outcome.body.response.uid;
       const answer = JSON.stringify(outcome.body);
-      ctx.cpu.charge(peer, performance.now() - converting);
+      charge(ctx, peer, performance.now() - converting);
       send(res, outcome.httpStatus, 'application/json', answer);
       answerDeadline(req, res, ctx.deadlineFor(Buffer.byteLength(answer)));
       record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
     } catch (err) {
-      ctx.cpu.charge(peer, performance.now() - converting);
+      charge(ctx, peer, performance.now() - converting);
       internalError(res, ctx, uid, err);
     }
   });
   req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
+}
+
+/** Charges `ms` of conversion time to `peer`'s share and the total, and counts it. */
+function charge(ctx: Ctx, peer: string, ms: number): void {
+  ctx.cpu.charge(peer, ms);
+  ctx.metrics.conversionSeconds.inc(Math.max(0, ms) / 1000);
 }
 
 /** Closes the connection when the answer is not taken within `ms`: a peer that stops reading holds its slot no longer. */

@@ -23,7 +23,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
       count:
         '64 connections per remote address, 256 in all (a smaller holder displaces the biggest); counted from the TCP connection, before TLS',
       concurrency: '8 reviews converted at once, a slot taken only once the whole body is read',
-      rate: 'conversion time 250 ms per second per address (burst 2.5 s; 1,024 addresses, then one shared bucket); in debt, or beyond its byte share, 429 with Retry-After',
+      rate: 'conversion time per address and in all: 250 ms per second per address (burst 2.5 s; 1,024 addresses, then one shared bucket) and 500 ms per second in all (burst 5 s), each address earning at most its part of the total (split between the addresses that asked in the last 10 s and one more); a review waits until the total holds what its size takes (150 ms per MiB); the address or all of them in debt, or beyond its byte share, 429 with Retry-After',
       time: 'TLS handshake and headers 5 s; body and answer 5 s + 1 s per MiB; 30 s idle; then 408 or closed',
       reach:
         'any pod (the apiserver’s address is not selectable); the shipped NetworkPolicy admits only the webhook port',
