@@ -1,8 +1,8 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
 // GET /healthz and /readyz. Hardened for what the network can send, since any pod reaches the
 // port: a body size limit; per remote address a share of the connections (within a total,
-// lib/connection-budget.ts), of the bytes held (capacity.ts) and of conversion time
-// (cpu-budget.ts), each within a total, so one address holds at most its share, all of them
+// lib/connection-budget.ts), of the bytes held and of the refused bytes read to answer
+// cleanly (capacity.ts) and of conversion time (cpu-budget.ts), each within a total, so one address holds at most its share, all of them
 // together at most the total, and the apiserver is still served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
 // client honours and retries) taken only once a review's whole body is read; a short
 // handshake and header deadline, body and answer deadlines proportional to their size, an
@@ -29,6 +29,7 @@ import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_CONNECTIONS_PER_PEER,
   DEFAULT_MIN_BYTES_PER_SECOND,
+  drainLimits,
   PeerShares,
   Slots,
 } from './capacity.ts';
@@ -86,7 +87,12 @@ export interface WebhookOptions {
   host?: string;
   /** Certificate and key files (default tls.crt/tls.key in /tmp/k8s-webhook-server/serving-certs). */
   cert?: CertPaths;
-  /** Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES, 8 MiB); larger gets 413. */
+  /**
+   * Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES, 8 MiB); larger gets
+   * 413. A refused body is read and dropped before its answer up to twice this, per address
+   * twice this at once and in all DEFAULT_DRAINING_ADDRESSES times that (capacity.ts
+   * drainLimits); beyond, the refusal is answered at once.
+   */
   maxBodyBytes?: number;
   /**
    * Most ConversionReviews read or converted at once (default DEFAULT_MAX_CONCURRENT_REVIEWS,
@@ -236,6 +242,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     key: () => stashKey,
     peers,
     deadlineFor: (bytes) => bodyDeadlineMs(bytes, baseMs, minRate),
+    drains: new PeerShares(drainLimits(maxBody)),
     gate: new Slots(opts.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS, maxInFlightBytes, {
       count: metrics.inFlight,
       bytes: metrics.inFlightBytes,

@@ -19,7 +19,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
     sites: ['conversion-webhook/server.ts: https.createServer'],
     budgets: {
       bytes:
-        'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all; an object with more values than a valid one of its version holds (v1alpha1 10, v1 238, v2 5,314 in spec and status; 65,536 in metadata; 32 deep) is refused before it is walked, at most 64 violations listed',
+        'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all; a refused body is read and dropped before its answer (up to 16 MiB) within 16 MiB per address and 64 MiB in all, beyond which it is answered at once; an object with more values than a valid one of its version holds (v1alpha1 10, v1 238, v2 5,314 in spec and status; 65,536 in metadata; 32 deep) is refused before it is walked, at most 64 violations listed',
       count:
         '64 connections per remote address, 256 in all (a smaller holder displaces the biggest); counted from the TCP connection, before TLS',
       concurrency: '8 reviews converted at once, a slot taken only once the whole body is read',
@@ -31,6 +31,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
     enforcedIn: [
       'conversion-webhook/capacity.ts',
       'conversion-webhook/requests.ts',
+      'conversion-webhook/refusals.ts',
       'conversion-webhook/cpu-budget.ts',
       'api/conversion/convert.ts',
       'api/conversion/bounds.ts',
@@ -40,6 +41,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
       'conversion-webhook/admission.test.ts',
       'conversion-webhook/capacity.test.ts',
       'conversion-webhook/cpu-budget.test.ts',
+      'conversion-webhook/refusal-drain.test.ts',
       'api/conversion/bounded-work.test.ts',
       'test/attacks/conversion-work.test.ts',
       'test/attacks/webhook-flood.test.ts',
