@@ -14,12 +14,14 @@
 //   min(`burstMs`, totalBurst / (n + 1)), so what they can hold and earn together stays below
 //   the total by one part: the total is not kept in debt for whoever asks first the moment it
 //   pays back, and the apiserver, whose reviews are rare and small (a LIST page of 500 objects
-//   in ~35 ms), finds room beside any number of addresses converting back to back. Each address
-//   has a bucket of its own that no other address can spend. A new address's first review may
-//   overrun its part once, which the total still bounds.
+//   in ~35 ms), finds room beside addresses converting back to back (64 of them in
+//   cpu-budget.test.ts's simulation). Each address has a bucket of its own that no other
+//   address can spend. A new address's first review may overrun its part once, which the
+//   total still bounds.
 // - A review waits until the total holds the time a review of its size is expected to take
 //   (REVIEW_MS_PER_MIB), so while large reviews keep the total low, the apiserver's small ones
-//   are let in first, as the total pays back.
+//   are let in first, as the total pays back; against small reviews sent as fast, it is one
+//   address among them.
 // Pure bookkeeping; the clock is passed in.
 
 import { AddressPacer, refill, type Bucket, type Pace } from '../lib/token-bucket.ts';
