@@ -4,7 +4,9 @@
 # chunks and vendor packages only some installs load beside it, and main.mjs, which starts it
 # with V8's compile cache); the runtime stage ships that directory on the Node base image,
 # without npm's tree, sources or dev tools.
-# Build: v=$(node -p 'require("./package.json").version'); docker build --build-arg VERSION=$v --build-arg REVISION=$(git rev-parse HEAD) -t registry.example.com/aiops/aiops-operator:v$v .
+# Release: npm run image -- --release  (buildah, BASE = the reference image-base.txt pins by
+# digest; it refuses a base without one). With Docker, the same base:
+# v=$(node -p 'require("./package.json").version'); docker build --build-arg BASE=$(grep -v '^#' image-base.txt) --build-arg VERSION=$v --build-arg REVISION=$(git rev-parse HEAD) -t registry.example.com/aiops/aiops-operator:v$v .
 # Here (no Docker): npm run image  (buildah, BASE=localhost/aiops/node-base:24, a Node 24 base
 # made locally under a name of its own, so it never stands in for the real node:24-slim)
 

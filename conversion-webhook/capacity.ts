@@ -9,7 +9,9 @@
 //   newest request out (max-min fairness), so a few addresses that send headers and then
 //   stall cannot starve the apiserver;
 // - slots (Slots): a ConversionReview takes one, by count and by its actual size, only once its
-//   whole body is read, and holds it until its answer is written.
+//   whole body is read, and holds it until its answer is written;
+// - bytes of refused bodies being read and dropped before their answer (refusals.ts), per
+//   remote address and in all: a PeerShares of their own (drainLimits).
 // Deadlines are the adapter's; bodyDeadlineMs says how long a body of a given size may take.
 
 /** Default connections one remote address may hold open at once: 64. */
@@ -41,6 +43,21 @@ export const DEFAULT_MIN_BYTES_PER_SECOND = 1024 * 1024;
  */
 export function bodyDeadlineMs(bytes: number, baseMs: number, minBytesPerSecond: number): number {
   return baseMs + Math.ceil((Math.max(0, bytes) * 1000) / Math.max(1, minBytesPerSecond));
+}
+
+/**
+ * Default count of addresses whose refused bodies may be read and dropped at once at their
+ * full share: 4, so with the default 8 MiB body limit 16 MiB per address (one refused body of
+ * any size) and 64 MiB in all.
+ */
+export const DEFAULT_DRAINING_ADDRESSES = 4;
+
+/**
+ * The drain shares for a body limit of `maxBody` bytes: twice the limit per address (the most
+ * one refused body is read for), DEFAULT_DRAINING_ADDRESSES times that in all.
+ */
+export function drainLimits(maxBody: number): PeerLimits {
+  return { maxBytesPerPeer: 2 * maxBody, maxBytes: DEFAULT_DRAINING_ADDRESSES * 2 * maxBody };
 }
 
 /** Limits of PeerShares. */

@@ -18,6 +18,8 @@ export interface WebhookMetrics {
   stashRejected: Counter<'reason'>;
   certificateRejections: Counter;
   duration: Histogram<'result'>;
+  /** Time spent converting reviews (what cpu-budget.ts charges), in seconds. */
+  conversionSeconds: Counter;
   /** ConversionReviews admitted and not yet answered (being read or converted). */
   inFlight: Gauge;
   /** Bytes those reviews were admitted with (their Content-Length, or the body limit without one). */
@@ -51,6 +53,7 @@ export const CONVERSION_FAILURE_REASONS = [
   'slow_client',
   'peer_share',
   'cpu_share',
+  'cpu_total',
 ] as const;
 
 /**
@@ -87,6 +90,11 @@ export function createMetrics(processMetrics = true): WebhookMetrics {
       help: 'Time to answer a ConversionReview, in seconds.',
       labelNames: ['result'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    conversionSeconds: new Counter({
+      name: 'aiops_conversion_cpu_seconds_total',
+      help: 'Time spent converting ConversionReviews, all callers together, in seconds: what the conversion time budget (per address and in all) charges.',
       registers: [registry],
     }),
     inFlight: new Gauge({
@@ -141,7 +149,7 @@ function caBundleChecks(registry: Registry): Counter<'result'> {
 function failures(registry: Registry): Counter<'reason'> {
   const c = new Counter({
     name: 'aiops_conversion_failures_total',
-    help: 'Failed requests by reason (malformed: not what the apiserver sends (not a ConversionReview, a version not served, an object that is not a valid AITask at its own version), which anyone who reaches the port can send; conversion: a valid object the webhook could not convert; stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap or the bytes in flight over all addresses, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of bytes in flight, answered 429 with Retry-After; cpu_share: one remote address in debt of conversion time, 429 with Retry-After). Connections the connection budget closes are counted apart, in aiops_conversion_connections_refused_total.',
+    help: 'Failed requests by reason (malformed: not what the apiserver sends (not a ConversionReview, a version not served, an object that is not a valid AITask at its own version), which anyone who reaches the port can send; conversion: a valid object the webhook could not convert; stash_key_unavailable: the review needed the conversion stash key before it was loaded, body_too_large, overloaded: over the concurrency cap or the bytes in flight over all addresses, answered 429 with Retry-After; timeout, internal: an exception while answering; slow_client: headers, body or answer slower than their deadline, 408 or closed; peer_share: one remote address over its share of bytes in flight, answered 429 with Retry-After; cpu_share: one remote address in debt of conversion time, 429 with Retry-After; cpu_total: all addresses together in debt of conversion time, 429 with Retry-After). Connections the connection budget closes are counted apart, in aiops_conversion_connections_refused_total.',
     labelNames: ['reason'],
     registers: [registry],
   });

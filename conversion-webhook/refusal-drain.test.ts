@@ -5,7 +5,8 @@
 // body's deadline, it answers at once. Each case is a raw TLS client that starts reading
 // only once every byte it sends is written, and sends the rest of its body only once the
 // webhook has counted the refusal (when a close at once would come); asserted on the answer
-// it reads.
+// it reads. What is read this way has a share per address and a total (refusals.ts): beyond
+// them a refusal is answered at once.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,7 +29,9 @@ const CHUNK = 16 * 1024;
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function webhook(opts: { maxInFlightBytes?: number } = {}): Promise<WebhookServer> {
+async function webhook(
+  opts: { maxInFlightBytes?: number; requestTimeoutMs?: number } = {},
+): Promise<WebhookServer> {
   return startWebhookServer({
     port: 0,
     host: '127.0.0.1',
@@ -181,4 +184,25 @@ test('a refused body that stops arriving is answered at its deadline, not waited
   const total = MAX_BODY + 1;
   const r = await sendThenRead(s.port, postHead(total), bodyOf(total), { stallAfter: 1 });
   assert.match(r.text, /^HTTP\/1.1 413 /);
+});
+
+test('refused bodies are read per address and in all within their shares; beyond, the refusal is answered at once', async (t) => {
+  const s = await webhook({ requestTimeoutMs: 10_000 });
+  t.after(() => s.close(0));
+  const declared = 2 * MAX_BODY;
+  let settled = 0;
+  const holders = [2, 3, 4, 5].map((i) =>
+    sendThenRead(s.port, postHead(declared), bodyOf(declared), {
+      from: `127.0.0.${i}`,
+      stallAfter: 1,
+    }).finally(() => settled++),
+  );
+  await refused(s, 'body_too_large', 4)();
+  const sameAddress = await sendThenRead(s.port, postHead(declared), [], { from: '127.0.0.2' });
+  assert.match(sameAddress.text, /^HTTP\/1.1 413 /, 'its address holds its share: answered at once');
+  const fifth = await sendThenRead(s.port, postHead(declared), [], { from: '127.0.0.6' });
+  assert.match(fifth.text, /^HTTP\/1.1 413 /, 'all shares are held: answered at once');
+  assert.equal(settled, 0, 'while the four holders are still being read, up to their deadline');
+  await s.close(0);
+  await Promise.all(holders);
 });

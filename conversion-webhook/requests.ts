@@ -1,40 +1,33 @@
 // Handling one request of the conversion webhook (server.ts owns the listener, certificates
-// and keys): routing, refusing a review from an address in debt of conversion time,
+// and keys): routing, refusing a review while its address, or all of them together, is in
+// debt of conversion time,
 // reading a ConversionReview's body within its peer's share and its deadline, taking a slot
 // only once the body is whole, answering (the time it took charged to its address),
 // counting and logging. A review that is not what the apiserver sends is counted as
 // `malformed`, apart from a conversion that failed (review.ts says which). What
 // a peer can make it log is bounded like the rest: a rejection or an internal error is one
 // line per address and reason per minute (lib/log-once.ts), with the count it stands for.
+// Refusals are answered by refusals.ts.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../lib/log.ts';
-import type { LogOnce } from '../lib/log-once.ts';
 import { fullCollection } from '../lib/full-gc.ts';
 import type { PeerShares, Slots } from './capacity.ts';
-import type { CpuBudget } from './cpu-budget.ts';
-import type { WebhookMetrics } from './metrics.ts';
+import { describeCpuRefusal, type CpuBudget } from './cpu-budget.ts';
+import { refuseAfterBody, reject, send, type RefusalCtx } from './refusals.ts';
 import { handleReview, REVIEW_API_VERSION, type PendingStashKey, type ReviewOutcome } from './review.ts';
 
 /** Seconds a client is told to wait (Retry-After) when the webhook is at its cap: 1. */
 export const RETRY_AFTER_SECONDS = 1;
 
 /** What handling a request needs of the server it arrived at. */
-export interface Ctx {
-  log: Logger;
-  metrics: WebhookMetrics;
-  maxBody: number;
+export interface Ctx extends RefusalCtx {
   /** The stash key in use, or why there is none yet. */
   key: () => Uint8Array | PendingStashKey;
-  /** Per-address shares of connections and held bytes. */
+  /** Per-address shares of the bytes held by requests being read or answered. */
   peers: PeerShares;
-  /** Deadline in ms for a body or an answer of `bytes`. */
-  deadlineFor: (bytes: number) => number;
   /** Slots of reviews whose body is read, held until answered. */
   gate: Slots;
-  /** One warning line per object and reason per minute (lib/log-once.ts). */
-  warnings: LogOnce;
-  /** Conversion time per remote address. */
+  /** Conversion time per remote address and in all. */
   cpu: CpuBudget;
 }
 
@@ -70,20 +63,9 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
     return;
   }
   const peer = req.socket.remoteAddress ?? '';
-  const wait = ctx.cpu.retryAfterSeconds(peer);
-  if (wait > 0) {
-    refuseAfterBody(
-      req,
-      res,
-      ctx,
-      {
-        code: 429,
-        message: `this address has used its share of conversion time; retry in ${wait} s`,
-        reason: 'cpu_share',
-        headers: { 'Retry-After': String(wait) },
-      },
-      { declared, read: 0 },
-    );
+  const cpu = ctx.cpu.refusal(peer, declared > 0 ? declared : ctx.maxBody);
+  if (cpu !== undefined) {
+    refuseAfterBody(req, res, ctx, { code: 429, ...describeCpuRefusal(cpu) }, { declared, read: 0 });
     return;
   }
   const reserved = declared > 0 ? declared : ctx.maxBody;
@@ -175,16 +157,22 @@ function convertRequest(req: IncomingMessage, res: ServerResponse, ctx: Ctx): vo
       const outcome = handleReview(body, ctx.key());
       uid = outcome.body.response.uid;
       const answer = JSON.stringify(outcome.body);
-      ctx.cpu.charge(peer, performance.now() - converting);
+      charge(ctx, peer, performance.now() - converting);
       send(res, outcome.httpStatus, 'application/json', answer);
       answerDeadline(req, res, ctx.deadlineFor(Buffer.byteLength(answer)));
       record(outcome, Number(process.hrtime.bigint() - started) / 1e9, size, ctx);
     } catch (err) {
-      ctx.cpu.charge(peer, performance.now() - converting);
+      charge(ctx, peer, performance.now() - converting);
       internalError(res, ctx, uid, err);
     }
   });
   req.on('error', (err) => ctx.log.debug('request stream failed', { err }));
+}
+
+/** Charges `ms` of conversion time to `peer`'s share and the total, and counts it. */
+function charge(ctx: Ctx, peer: string, ms: number): void {
+  ctx.cpu.charge(peer, ms);
+  ctx.metrics.conversionSeconds.inc(Math.max(0, ms) / 1000);
 }
 
 /** Closes the connection when the answer is not taken within `ms`: a peer that stops reading holds its slot no longer. */
@@ -283,116 +271,4 @@ let releaseTimer: NodeJS.Timeout | undefined;
 function releaseSoon(): void {
   clearTimeout(releaseTimer);
   releaseTimer = setTimeout(fullCollection, 1000).unref();
-}
-
-/** A refusal: its status, the message a Status body carries, the failure reason it is counted and logged under. */
-interface Refusal {
-  code: 413 | 429;
-  message: string;
-  reason: string;
-  /** Sent beside `Connection: close`. */
-  headers?: Record<string, string>;
-}
-
-/**
- * Refuses a request (counted and logged at once) but answers only once its body is read and
- * dropped, up to twice the body limit in all and within the deadline of a body that size
- * (`deadlineFor`); past either it answers at once, as it does a body declared bigger.
- * Closing a connection with bytes unread makes the kernel reset it, and a reset makes the
- * client's kernel drop the answer the client has not read yet: a client that sends its
- * whole body before reading (as HTTP/1.1 clients without `Expect: 100-continue` do) would
- * see a broken pipe instead of the refusal. Read to its end, the connection closes cleanly
- * after the answer. A refused body holds no share of bytes and no slot while it is dropped;
- * its connection counts in its address's share. `body`: its declared Content-Length (0 when
- * none) and the bytes already read.
- */
-function refuseAfterBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: Ctx,
-  refusal: Refusal,
-  body: { readonly declared: number; readonly read: number },
-): void {
-  const most = 2 * ctx.maxBody;
-  const { declared } = body;
-  let { read } = body;
-  countRefusal(req, ctx, refusal.code, refusal.message, refusal.reason);
-  let answered = false;
-  const answer = (): void => {
-    if (answered) return;
-    answered = true;
-    clearTimeout(timer);
-    sendRefusal(req, res, refusal.code, refusal.message, { Connection: 'close', ...refusal.headers });
-  };
-  const timer = setTimeout(answer, ctx.deadlineFor(declared > 0 ? declared : most));
-  res.once('close', () => clearTimeout(timer));
-  if (declared > most || read > most || req.complete) {
-    answer();
-    return;
-  }
-  req.on('data', (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > most) answer();
-  });
-  req.once('end', answer);
-  req.resume();
-}
-
-function reject(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: Ctx,
-  code: number,
-  message: string,
-  reason: string,
-  headers: Record<string, string> = { Connection: 'close' },
-): void {
-  countRefusal(req, ctx, code, message, reason);
-  sendRefusal(req, res, code, message, headers);
-}
-
-/** Counts and logs (once per address and reason per minute) a refusal as it is decided. */
-function countRefusal(req: IncomingMessage, ctx: Ctx, code: number, message: string, reason: string): void {
-  ctx.metrics.requests.inc({ code: String(code), result: 'Failure' });
-  ctx.metrics.failures.inc({ reason });
-  const peer = req.socket.remoteAddress ?? '';
-  const once = ctx.warnings.check(`peer ${peer}`, reason);
-  if (once.log)
-    ctx.log.warn('request rejected', {
-      code,
-      reason,
-      message,
-      peer,
-      ...(once.suppressed > 0 ? { repeatedSinceLastLine: once.suppressed } : {}),
-    });
-}
-
-/** Answers a refusal as a Status and drops whatever of the body is still to come. */
-function sendRefusal(
-  req: IncomingMessage,
-  res: ServerResponse,
-  code: number,
-  message: string,
-  headers: Record<string, string>,
-): void {
-  send(
-    res,
-    code,
-    'application/json',
-    JSON.stringify({ kind: 'Status', status: 'Failure', code, message }),
-    headers,
-  );
-  req.resume();
-}
-
-function send(
-  res: ServerResponse,
-  code: number,
-  type: string,
-  body: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) return;
-  res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...headers });
-  res.end(body);
 }

@@ -1,8 +1,9 @@
 // The HTTPS server of the conversion webhook: POST /convert (ConversionReview),
 // GET /healthz and /readyz. Hardened for what the network can send, since any pod reaches the
 // port: a body size limit; per remote address a share of the connections (within a total,
-// lib/connection-budget.ts) and of the bytes held (capacity.ts), so one address holds at most
-// its share and the apiserver is still served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
+// lib/connection-budget.ts), of the bytes held and of the refused bytes read to answer
+// cleanly (capacity.ts) and of conversion time (cpu-budget.ts), each within a total, so one address holds at most its share, all of them
+// together at most the total, and the apiserver is still served; a slot (by count and bytes; over it, 429 with Retry-After, which the apiserver's
 // client honours and retries) taken only once a review's whole body is read; a short
 // handshake and header deadline, body and answer deadlines proportional to their size, an
 // idle deadline; keep-alive, and a graceful close that lets in-flight reviews finish. This module owns the
@@ -28,6 +29,7 @@ import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_CONNECTIONS_PER_PEER,
   DEFAULT_MIN_BYTES_PER_SECOND,
+  drainLimits,
   PeerShares,
   Slots,
 } from './capacity.ts';
@@ -36,6 +38,8 @@ import {
   DEFAULT_CPU_ADDRESSES,
   DEFAULT_CPU_BURST_MS,
   DEFAULT_CPU_MS_PER_SECOND,
+  DEFAULT_CPU_TOTAL_BURST_MS,
+  DEFAULT_CPU_TOTAL_MS_PER_SECOND,
 } from './cpu-budget.ts';
 import { createMetrics, type WebhookMetrics } from './metrics.ts';
 import type { PendingStashKey } from './review.ts';
@@ -83,7 +87,12 @@ export interface WebhookOptions {
   host?: string;
   /** Certificate and key files (default tls.crt/tls.key in /tmp/k8s-webhook-server/serving-certs). */
   cert?: CertPaths;
-  /** Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES, 8 MiB); larger gets 413. */
+  /**
+   * Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES, 8 MiB); larger gets
+   * 413. A refused body is read and dropped before its answer up to twice this, per address
+   * twice this at once and in all DEFAULT_DRAINING_ADDRESSES times that (capacity.ts
+   * drainLimits); beyond, the refusal is answered at once.
+   */
   maxBodyBytes?: number;
   /**
    * Most ConversionReviews read or converted at once (default DEFAULT_MAX_CONCURRENT_REVIEWS,
@@ -133,6 +142,16 @@ export interface WebhookOptions {
   cpuMsPerSecond?: number;
   /** Most conversion time an idle address may use at once, in milliseconds (default DEFAULT_CPU_BURST_MS, 2 500). */
   cpuBurstMs?: number;
+  /**
+   * Conversion time all remote addresses together earn, in milliseconds per second (default
+   * DEFAULT_CPU_TOTAL_MS_PER_SECOND, 500), split between the addresses that used it in the
+   * last 10 s (each earns and holds at most its part, cpu-budget.ts); while all of them
+   * together are in debt, every review gets 429 with Retry-After, the seconds until the total
+   * is out of debt.
+   */
+  cpuTotalMsPerSecond?: number;
+  /** Most conversion time all addresses together may use at once, in milliseconds (default DEFAULT_CPU_TOTAL_BURST_MS, 5 000). */
+  cpuTotalBurstMs?: number;
   /** Idle keep-alive in milliseconds (default 30 000). */
   keepAliveTimeoutMs?: number;
   /** Cert reload poll interval in milliseconds (default 1000). */
@@ -223,6 +242,7 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     key: () => stashKey,
     peers,
     deadlineFor: (bytes) => bodyDeadlineMs(bytes, baseMs, minRate),
+    drains: new PeerShares(drainLimits(maxBody)),
     gate: new Slots(opts.maxConcurrentReviews ?? DEFAULT_MAX_CONCURRENT_REVIEWS, maxInFlightBytes, {
       count: metrics.inFlight,
       bytes: metrics.inFlightBytes,
@@ -231,6 +251,8 @@ export async function startWebhookServer(opts: WebhookOptions = {}): Promise<Web
     cpu: new CpuBudget({
       msPerSecond: opts.cpuMsPerSecond ?? DEFAULT_CPU_MS_PER_SECOND,
       burstMs: opts.cpuBurstMs ?? DEFAULT_CPU_BURST_MS,
+      totalMsPerSecond: opts.cpuTotalMsPerSecond ?? DEFAULT_CPU_TOTAL_MS_PER_SECOND,
+      totalBurstMs: opts.cpuTotalBurstMs ?? DEFAULT_CPU_TOTAL_BURST_MS,
       addresses: DEFAULT_CPU_ADDRESSES,
     }),
   };

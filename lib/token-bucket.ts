@@ -10,7 +10,8 @@
 // bucket is still draining, further new addresses share one overflow bucket: many peers at
 // once get one peer's pace between them, never a fresh burst each. A cost known only after
 // the fact (time spent) is charged into debt (charge), which the bucket pays back at its rate
-// before the address may spend again. Pure; the clock is passed in.
+// before the address may spend again. The pace of every bucket may change (setPace: a
+// caller that splits a total between the addresses using it). Pure; the clock is passed in.
 
 /** Pace and bounds of an AddressPacer. */
 export interface PacerLimits {
@@ -62,7 +63,7 @@ export function reserve(bucket: Bucket, pace: Pace, now: number): number {
 
 /** Token buckets per remote address within a bounded map (see the header). */
 export class AddressPacer {
-  readonly #limits: PacerLimits;
+  #limits: PacerLimits;
   readonly #buckets = new Map<string, Bucket>();
   #overflow: Bucket;
 
@@ -96,6 +97,14 @@ export class AddressPacer {
     const bucket = this.#bucket(address, now);
     this.#refill(bucket, now);
     bucket.tokens -= cost;
+  }
+
+  /**
+   * Refills every bucket at `pace` from its next use on (the time since a bucket's last use
+   * counts at the new pace); a bucket holding more than the new burst is cut to it then.
+   */
+  setPace(pace: Pace): void {
+    this.#limits = { ...this.#limits, ratePerSecond: pace.ratePerSecond, burst: pace.burst };
   }
 
   /** Addresses with a bucket of their own (at most `limits.addresses`). */

@@ -6,13 +6,17 @@
 // When the persistent cluster runs a real node (`npm run cluster -- up --real-node`), the
 // image is loaded into that node's containerd. A rebuild is skipped when no file of the
 // build context changed (label aiops.source-key).
+// `--release` builds the image that is published instead: on the base image-base.txt pins by
+// digest (scripts/lib/image-base.ts; pulled when not in local storage), refusing to start
+// when that base has no digest, labelled with the base's digest; always rebuilt.
 //
-// Usage: npm run image [-- --force]
+// Usage: npm run image [-- --force] [-- --release]
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { operatorImage } from '../api/releases.ts';
+import { readBaseImageFile } from './lib/image-base.ts';
 import {
   buildDockerfile,
   contentKey,
@@ -52,18 +56,27 @@ function contextFiles(): string[] {
  * rebuilds). Returns the image reference. Throws with buildah's last lines on failure.
  */
 export function buildOperatorImage(
-  opts: { readonly force?: boolean; readonly log?: (m: string) => void } = {},
+  opts: {
+    readonly force?: boolean;
+    readonly log?: (m: string) => void;
+    /** Build the published image, on the base pinned by digest in image-base.txt (throws when it has none). */
+    readonly release?: boolean;
+  } = {},
 ): string {
   const log = opts.log ?? say;
   const image = currentOperatorImage();
+  const release = opts.release === true ? readBaseImageFile(root) : undefined;
   const key = contentKey(root, contextFiles());
-  if (!opts.force && imageLabel(image, 'aiops.source-key') === key) {
+  if (release === undefined && !opts.force && imageLabel(image, 'aiops.source-key') === key) {
     log(`${image} is up to date (source key ${key})`);
     return image;
   }
-  log(`making the base image ${NODE_BASE_IMAGE} from Node ${process.version}`);
-  ensureNodeBase();
-  log(`building ${image} from the Dockerfile with buildah`);
+  if (release === undefined) {
+    log(`making the base image ${NODE_BASE_IMAGE} from Node ${process.version}`);
+    ensureNodeBase();
+  }
+  const base = release?.reference ?? NODE_BASE_IMAGE;
+  log(`building ${image} on ${base} from the Dockerfile with buildah`);
   const t0 = Date.now();
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   const revision = (() => {
@@ -77,8 +90,12 @@ export function buildOperatorImage(
     image,
     root,
     join(root, 'Dockerfile'),
-    { 'aiops.source-key': key },
-    { BASE: NODE_BASE_IMAGE, VERSION: pkg.version, REVISION: revision },
+    {
+      'aiops.source-key': release === undefined ? key : `${key} release`,
+      ...(release === undefined ? {} : { 'org.opencontainers.image.base.digest': release.digest }),
+    },
+    { BASE: base, VERSION: pkg.version, REVISION: revision },
+    release === undefined ? 'never' : 'missing',
   );
   log(`built ${image} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return image;
@@ -87,11 +104,14 @@ export function buildOperatorImage(
 if (import.meta.main) {
   try {
     const args = process.argv.slice(2);
-    if (args.some((a) => a !== '--force')) {
-      process.stderr.write('usage: npm run image [-- --force]\n');
+    if (args.some((a) => a !== '--force' && a !== '--release')) {
+      process.stderr.write('usage: npm run image [-- --force] [-- --release]\n');
       process.exit(2);
     }
-    const image = buildOperatorImage({ force: args.includes('--force') });
+    const image = buildOperatorImage({
+      force: args.includes('--force'),
+      release: args.includes('--release'),
+    });
     const { runningRealNodeSocket } = await import('../test/harness/real-node/running.ts');
     const socket = await runningRealNodeSocket();
     if (socket) {

@@ -147,9 +147,10 @@ export function ensureNodeBase(nodeBinary = realpathSync(process.execPath)): voi
 }
 
 /**
- * Builds `image` from `dockerfile` in `contextDir` with buildah (no pulls: the base must be
- * local; host network for the build stage's npm, with the host's npm cache mounted so
- * `npm ci` is served from it). `labels` are added to the result.
+ * Builds `image` from `dockerfile` in `contextDir` with buildah (host network for the build
+ * stage's npm, with the host's npm cache mounted so `npm ci` is served from it). `labels` are
+ * added to the result. `pull`: `never` (default), the base must be local; `missing`, a base
+ * not in local storage is pulled (a release base, by its digest).
  */
 export function buildDockerfile(
   image: string,
@@ -157,6 +158,7 @@ export function buildDockerfile(
   dockerfile: string,
   labels: Readonly<Record<string, string>> = {},
   buildArgs: Readonly<Record<string, string>> = {},
+  pull: 'never' | 'missing' = 'never',
 ): void {
   const labelArgs = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
   const argArgs = Object.entries(buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]);
@@ -166,7 +168,7 @@ export function buildDockerfile(
   try {
     run('buildah', [
       'bud',
-      '--pull=never',
+      `--pull=${pull}`,
       '--network=host',
       '--layers=false',
       '-v',

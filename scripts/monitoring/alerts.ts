@@ -145,7 +145,7 @@ export function alertDefs(job: string): AlertDef[] {
         description:
           'For 5 minutes the conversion webhook has answered ConversionReviews with a Failure ({{ $labels.reason }}): reads and writes of AITasks at another version than the stored one fail.',
         action:
-          '`kubectl logs` of the operator pods (component `conversion-webhook`): `stash_key_unavailable` means the conversion key Secret cannot be read (RBAC, deleted Secret); `conversion` names the object that cannot be converted; `internal` and `timeout` are bugs or overload. What other callers can send is not counted here: `malformed` (what the apiserver never sends: an object invalid at its own version, a version not served), oversized, `slow_client`, `peer_share` and `cpu_share`.',
+          '`kubectl logs` of the operator pods (component `conversion-webhook`): `stash_key_unavailable` means the conversion key Secret cannot be read (RBAC, deleted Secret); `conversion` names the object that cannot be converted; `internal` and `timeout` are bugs or overload. What other callers can send is not counted here: `malformed` (what the apiserver never sends: an object invalid at its own version, a version not served), oversized, `slow_client`, `peer_share`, `cpu_share` and `cpu_total`.',
       },
       (v) => `${v} > 0`,
     ),

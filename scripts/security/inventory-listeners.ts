@@ -19,11 +19,11 @@ export const LISTENER_PATHS: readonly InputPath[] = [
     sites: ['conversion-webhook/server.ts: https.createServer'],
     budgets: {
       bytes:
-        'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all; an object with more values than a valid one of its version holds (v1alpha1 10, v1 238, v2 5,314 in spec and status; 65,536 in metadata; 32 deep) is refused before it is walked, at most 64 violations listed',
+        'a body over 8 MiB gets 413; 10 MiB of declared bodies per address, 20 MiB over all; a refused body is read and dropped before its answer (up to 16 MiB) within 16 MiB per address and 64 MiB in all, beyond which it is answered at once; an object with more values than a valid one of its version holds (v1alpha1 10, v1 238, v2 5,314 in spec and status; 65,536 in metadata; 32 deep) is refused before it is walked, at most 64 violations listed',
       count:
         '64 connections per remote address, 256 in all (a smaller holder displaces the biggest); counted from the TCP connection, before TLS',
       concurrency: '8 reviews converted at once, a slot taken only once the whole body is read',
-      rate: 'conversion time 250 ms per second per address (burst 2.5 s; 1,024 addresses, then one shared bucket); in debt, or beyond its byte share, 429 with Retry-After',
+      rate: 'conversion time per address and in all: 250 ms per second per address (burst 2.5 s; 1,024 addresses, then one shared bucket) and 500 ms per second in all (burst 5 s), each address earning at most its part of the total (split between the addresses that asked in the last 10 s and one more); a review waits until the total holds what its size takes (150 ms per MiB); the address or all of them in debt, or beyond its byte share, 429 with Retry-After',
       time: 'TLS handshake and headers 5 s; body and answer 5 s + 1 s per MiB; 30 s idle; then 408 or closed',
       reach:
         'any pod (the apiserver’s address is not selectable); the shipped NetworkPolicy admits only the webhook port',
@@ -31,6 +31,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
     enforcedIn: [
       'conversion-webhook/capacity.ts',
       'conversion-webhook/requests.ts',
+      'conversion-webhook/refusals.ts',
       'conversion-webhook/cpu-budget.ts',
       'api/conversion/convert.ts',
       'api/conversion/bounds.ts',
@@ -40,6 +41,7 @@ export const LISTENER_PATHS: readonly InputPath[] = [
       'conversion-webhook/admission.test.ts',
       'conversion-webhook/capacity.test.ts',
       'conversion-webhook/cpu-budget.test.ts',
+      'conversion-webhook/refusal-drain.test.ts',
       'api/conversion/bounded-work.test.ts',
       'test/attacks/conversion-work.test.ts',
       'test/attacks/webhook-flood.test.ts',

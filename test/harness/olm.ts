@@ -2,8 +2,10 @@
 // `olm` and `operators`, the global OperatorGroup, olm-operator and catalog-operator built
 // from Go modules (build-control-plane.sh olm), and the project's inline catalog served by
 // `opm serve` behind CatalogSource `aiops-catalog` in `olm` — so the README's Subscription
-// works as written. Everything runs on the host against the loopback apiserver.
+// works as written. Everything runs on the host against the loopback apiserver. OLM's CRDs
+// are waited for by the apiserver's own answer (crds.ts), each until Established.
 import { kubectlWith } from './kubectl.ts';
+import { allEstablished, appliedCrdNames } from './crds.ts';
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -28,6 +30,7 @@ export interface OlmContext {
   readonly kubeconfigPath: string;
   readonly api: KubeHttp;
   readonly start: (spec: ComponentSpec) => Component;
+  /** Polls `check` until it returns a value, within the startup deadline; the error names `what`. */
   readonly wait: <T>(what: string, check: () => Promise<T | undefined>) => Promise<T>;
   readonly log: (line: string) => void;
   /** File-based catalog directory `opm serve` serves. */
@@ -67,8 +70,12 @@ export async function startOlm(ctx: OlmContext): Promise<void> {
   const why = olmMissing(ctx.binDir);
   if (why !== undefined) throw new Error(`cannot start OLM: ${why}`);
   const crds = realpathSync(join(ctx.binDir, 'olm-crds'));
-  kubectl(ctx.kubeconfigPath, ['apply', '--server-side', '-f', crds]);
-  kubectl(ctx.kubeconfigPath, ['wait', '--for=condition=Established', '--timeout=180s', '-f', crds]);
+  const applied = kubectlWith(ctx.kubeconfigPath)(['apply', '--server-side', '-o', 'name', '-f', crds]);
+  const names = appliedCrdNames(applied);
+  if (names.length === 0) throw new Error(`applying ${crds} created no CRD: ${applied}`);
+  await ctx.wait(`OLM's ${names.length} CRDs Established (${names.join(', ')})`, () =>
+    allEstablished(names, (path) => ctx.api.request('GET', path)),
+  );
   for (const ns of ['olm', OPERATORS_NAMESPACE])
     await create(ctx.api, '/api/v1/namespaces', { metadata: { name: ns } });
   await create(ctx.api, `/apis/operators.coreos.com/v1/namespaces/${OPERATORS_NAMESPACE}/operatorgroups`, {

@@ -20,6 +20,7 @@ import { ForbiddenError } from '../../lib/kube/errors.ts';
 import { KubeTransport } from '../../lib/kube/transport.ts';
 import { CHART_DIR } from '../../scripts/olm/helm.ts';
 import { targetKindGrant, targetKindRules, type TargetKind } from '../../scripts/olm/target-kinds.ts';
+import { allEstablished } from '../harness/crds.ts';
 import { eventually } from '../harness/wait.ts';
 import { kubectlWith } from '../harness/kubectl.ts';
 import { ROOT } from '../olm/validators.ts';
@@ -118,6 +119,14 @@ function crd(group: string, version: string, kind: string, plural: string, scale
   };
 }
 
+/** Resolves once each CRD in `names` is Established, as the apiserver answers it (a throw, a 404 say, is "not yet"). */
+async function established(names: readonly string[]): Promise<void> {
+  const kubectl = kubectlWith(testKubeconfig());
+  await eventually(`CRDs Established: ${names.join(', ')}`, () =>
+    allEstablished(names, (path) => Promise.resolve({ status: 200, body: kubectl(['get', '--raw', path]) })),
+  );
+}
+
 /**
  * Argo's Rollout CRD as far as RBAC and kubectl's discovery need it (kubectl auth can-i asks
  * about a kind it cannot find as another resource), unless the cluster has one: then kept.
@@ -128,7 +137,7 @@ async function rolloutKind(t: TestContext): Promise<void> {
   if (kubectl(['get', 'crd', '--ignore-not-found', '-o', 'name', name]).trim() === '') {
     applyFor(t, [crd('argoproj.io', 'v1alpha1', 'Rollout', 'rollouts', true)]);
   }
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${name}`]);
+  await established([name]);
   await eventually('the Rollout kind is served', () =>
     kubectl(['api-resources', '--api-group=argoproj.io', '-o', 'name']).includes(name) ? true : undefined,
   );
@@ -178,13 +187,7 @@ test(
       crd(group, 'v1', 'Shard', 'shards', true),
       crd(group, 'v1', 'ShardSet', 'shardsets', false),
     ]);
-    kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      `crd/shards.${group}`,
-      `crd/shardsets.${group}`,
-    ]);
+    await established([`shards.${group}`, `shardsets.${group}`]);
     const base = `/apis/${group}/v1/namespaces/${ns}`;
     await eventually('the Shard kind is served', () =>
       admin

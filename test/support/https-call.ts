@@ -1,7 +1,8 @@
 // One HTTPS request from a test to a server of ours on loopback, trusting only the CA the
-// test made (the webhook's, the operator's metrics certificate): the status and the body as
+// test made (the webhook's, the operator's metrics certificate): the status, headers and body as
 // text. No agent, so no connection outlives the call.
 
+import type { IncomingHttpHeaders } from 'node:http';
 import * as https from 'node:https';
 
 /** How to call: method (default GET, POST when there is a body), headers, body, and the CA to trust. */
@@ -14,12 +15,12 @@ export interface HttpsCall {
   readonly localAddress?: string;
 }
 
-/** Sends the request to `127.0.0.1:port` `path`; resolves with the status and the body, rejects on a connection error. */
+/** Sends the request to `127.0.0.1:port` `path`; resolves with the status, headers and body, rejects on a connection error. */
 export function httpsCall(
   port: number,
   path: string,
   call: HttpsCall,
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = https.request(
@@ -39,7 +40,7 @@ export function httpsCall(
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
         res.on('error', reject);
       },
     );
