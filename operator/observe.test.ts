@@ -77,7 +77,7 @@ test('a target whose selector cannot be listed with is TargetInvalid, naming the
     found: false,
     reason: 'TargetInvalid',
     message:
-      'the spec.selector of Deployment ns/web was refused by the apiserver: bad; the operator does not act on Deployment ns/web until its owner fixes that',
+      'the spec.selector of Deployment ns/web was refused by the apiserver: bad; the operator does not act on Deployment ns/web until that is fixed',
   });
   assert.deepEqual(decide(task, invalid, { ok: true, value: 5 }, 0), {
     kind: 'targetMissing',

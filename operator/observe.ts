@@ -75,7 +75,7 @@ export function invalidTarget(task: v2.AITask, err: TargetInvalidError): TargetO
   return {
     found: false,
     reason: 'TargetInvalid',
-    message: `${err.message}; the operator does not act on ${targetRef(task)} until its owner fixes that`,
+    message: `${err.message}; the operator does not act on ${targetRef(task)} until that is fixed`,
   };
 }
 

@@ -15,6 +15,7 @@
 // (node-snapshots.ts), built here and handed to the cordons.
 
 import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
+import { targetTypeName } from '../../api/schema/target.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
 import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
 import type { KindDiscovery } from '../../lib/kube/discovery.ts';
@@ -226,8 +227,9 @@ export class Actions {
     const rules = rulesOf(target);
     const labelSelector =
       rules.via === 'owners' ? target.status?.selector : selectorString(target.spec?.selector);
-    const object = `${rules.kind} ${namespace}/${target.metadata.name ?? ''}`;
-    const field = rules.via === 'owners' ? 'status.selector of its /scale' : 'spec.selector';
+    const type = targetTypeName({ apiVersion: target.apiVersion, kind: rules.kind });
+    const object = `${type} ${namespace}/${target.metadata.name ?? ''}`;
+    const field = rules.via === 'owners' ? '/scale status.selector' : 'spec.selector';
     if (labelSelector !== undefined) assertSelector(object, field, labelSelector);
     const narrowed = {
       ...(labelSelector !== undefined && labelSelector !== '' ? { labelSelector } : {}),

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import { apiErrorFrom } from '../../lib/kube/errors.ts';
 import { assertSelector, carrying, TargetInvalidError } from './target-invalid.ts';
 
-const OBJECT = 'Shard mallory/bad';
-const FIELD = 'status.selector of its /scale';
+const OBJECT = 'Shard.example.com mallory/bad';
+const FIELD = '/scale status.selector';
 
 test('a selector that does not parse is the target’s TargetInvalidError, naming object and field; one that parses passes', () => {
   assert.throws(

@@ -13,7 +13,7 @@ import { refusedInput } from '../runtime/terminal.ts';
 export class TargetInvalidError extends Error {
   /** The object holding the value (`Kind namespace/name`). */
   readonly object: string;
-  /** Where in it (`status.selector of its /scale`, `spec.selector`). */
+  /** Where in it (`/scale status.selector`, `spec.selector`). */
   readonly field: string;
 
   constructor(object: string, field: string, why: string) {
