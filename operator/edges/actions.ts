@@ -10,9 +10,9 @@
 // time (page sizes from a byte budget), each page reduced to what ownership and the choice
 // read (trim.ts trimPod) before the next, and at most MAX_PODS_CONSIDERED pods are kept: a
 // tenant's pods carrying its target's labels cost requests, never memory. A selector the
-// target's owner wrote that cannot be listed with is that owner's error (target-invalid.ts). Choosing the pod is
-// pure (pod-choice.ts). The nodes are read through one shared, periodically listed view
-// (node-snapshots.ts), built here and handed to the cordons.
+// target's owner wrote that cannot be listed with is that owner's error (target-invalid.ts).
+// Choosing the pod is pure (pod-choice.ts). The nodes are read through one shared,
+// periodically listed view (node-snapshots.ts), built here and handed to the cordons.
 
 import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
 import { targetTypeName } from '../../api/schema/target.ts';

@@ -4,9 +4,8 @@
 // (5 ms → 1000 s per key, a token bucket per namespace so one namespace's failing keys never
 // delay another's, and an overall cap taken as retries come due: ratelimit.ts); an error no
 // retry can fix (terminal.ts) → tried again only after a long wait, never on the hot
-// backoff. Whatever a reconcile throws
-// (any value, synchronously or not) or returns is that key's error or result: it never ends
-// a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
+// backoff. Whatever a reconcile throws (any value, synchronously or not) or returns is that
+// key's error or result: it never ends a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
 // queue is idle, one full collection hands the burst's garbage back (release.ts).
 
 import { ConflictError } from '../../lib/kube/errors.ts';
