@@ -5,8 +5,9 @@
 // delay another's, and an overall cap taken as retries come due: ratelimit.ts); an error no
 // retry can fix (terminal.ts) → tried again only after a long wait, never on the hot
 // backoff. Whatever a reconcile throws (any value, synchronously or not) or returns is that
-// key's error or result: it never ends a worker or the process. Stopping lets in-flight reconciles finish. After a burst, once the
-// queue is idle, one full collection hands the burst's garbage back (release.ts).
+// key's error or result: it never ends a worker or the process. Stopping lets in-flight
+// reconciles finish. After a burst, once the queue is idle, one full collection hands the
+// burst's garbage back (release.ts).
 
 import { ConflictError } from '../../lib/kube/errors.ts';
 import { TERMINAL_RETRY_MS, terminalFailure } from './terminal.ts';
