@@ -126,17 +126,21 @@ export const WATCH_FLAGS = {
   }),
   rateLimitQps: flag({
     flags: '--rate-limit-qps <n>',
-    help: 'overall retry rate (per second)',
+    help: 'overall retry rate (per second) of failed reconciles; one namespace gets a fifth of it',
     parse: positive,
     default: 10,
-    docs: { default: '`10`', meaning: 'overall retry rate (per second)' },
+    docs: {
+      default: '`10`',
+      meaning:
+        "overall retry rate (per second) of failed reconciles, taken as each retry comes due; each namespace's retries have their own bucket of a fifth of it (and of the burst), so one namespace's failing AITasks never delay another's retries",
+    },
   }),
   rateLimitBurst: flag({
     flags: '--rate-limit-burst <n>',
-    help: 'overall retry burst',
+    help: 'overall retry burst; one namespace gets a fifth of it',
     parse: integer(1),
     default: 100,
-    docs: { default: '`100`', meaning: 'overall retry burst' },
+    docs: { default: '`100`', meaning: 'overall retry burst; one namespace gets a fifth of it (at least 1)' },
   }),
   namespaceReconcileQps: flag({
     flags: '--namespace-reconcile-qps <n>',

@@ -1,11 +1,14 @@
 // observeTarget's verdicts on a target the caches do not hold: missing (TargetNotFound), or
 // refused by the Deployment cache (TargetRefused, with the cache's reason and sentence), and
-// found when the cache holds it. Table test over a stand-in of the caches.
+// found when the cache holds it; a target whose selector cannot be listed with is
+// TargetInvalid. Table test over a stand-in of the caches.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type * as v2 from '../api/schema/v2.ts';
-import { observeTarget, type TargetSources } from './observe.ts';
+import { decide } from './decision/decide.ts';
+import { TargetInvalidError } from './edges/target-invalid.ts';
+import { invalidTarget, observeTarget, type TargetSources } from './observe.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import type { Informer } from './runtime/informer.ts';
 
@@ -60,4 +63,25 @@ test('a target kind the operator may not list is TargetRefused, naming the missi
       message: `Deployment ns/web is not read by the operator (Forbidden): ${grant}`,
     },
   );
+});
+
+test('a target whose selector cannot be listed with is TargetInvalid, naming the object, the field and why; decide stalls on it', () => {
+  const err = new TargetInvalidError(
+    'Deployment ns/web',
+    'spec.selector',
+    'was refused by the apiserver: bad',
+  );
+  const invalid = invalidTarget(task, err);
+  if (invalid.found) assert.fail('found');
+  assert.deepEqual(invalid, {
+    found: false,
+    reason: 'TargetInvalid',
+    message:
+      'the spec.selector of Deployment ns/web was refused by the apiserver: bad; the operator does not act on Deployment ns/web until that is fixed',
+  });
+  assert.deepEqual(decide(task, invalid, { ok: true, value: 5 }, 0), {
+    kind: 'targetMissing',
+    reason: 'TargetInvalid',
+    message: invalid.message,
+  });
 });

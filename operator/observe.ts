@@ -3,12 +3,14 @@
 // refused when the operator would not read it) and the metric (the query decision/metric-query.ts chooses:
 // the default query rendered for the target, or the task's own query confined to the
 // target's namespace; read from Prometheus). Both become the observations `decide` takes.
+// A target whose owner wrote a selector no request can carry is TargetInvalid (invalidTarget).
 
 import { targetRef } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import type { MetricReader } from './edges/prometheus.ts';
+import type { TargetInvalidError } from './edges/target-invalid.ts';
 import { metricQuery, type QueryRules } from './decision/metric-query.ts';
 import type { Informer } from './runtime/informer.ts';
 import { taskTargetIndexKey, type TargetLookup } from './target-caches.ts';
@@ -62,6 +64,19 @@ export function observeTarget(
       message: `AITask ${owner} already watches ${ref}; this one never acts while it exists`,
     };
   return { found: true, replicas: workload.spec?.replicas ?? 1 };
+}
+
+/**
+ * The target of `task` when its own object holds a value no request can carry (`err`, from
+ * reading its pods): TargetInvalid, naming the object, the field and why (the operator's
+ * check or the apiserver's message). Evaluated again at the task's interval.
+ */
+export function invalidTarget(task: v2.AITask, err: TargetInvalidError): TargetObservation {
+  return {
+    found: false,
+    reason: 'TargetInvalid',
+    message: `${err.message}; the operator does not act on ${targetRef(task)} until that is fixed`,
+  };
 }
 
 /** What reading the metric needs: Prometheus, and how the query is chosen and checked (metric-query.ts). */

@@ -5,9 +5,11 @@
 // it hot-loop) → resolve the target (one AITask per workload) → read the metric (a tenant's
 // query confined to the target's namespace) → decide (pure) → approval → preflight
 // (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
-// decision → act → write the outcome → requeue after intervalSeconds. When the computed
-// status equals the stored one nothing is written and no Event is recorded. The observations
-// are observe.ts, the checks before acting preflight.ts, the deletion cleanup finalize.ts.
+// decision → act → write the outcome → requeue after intervalSeconds. A target whose owner
+// wrote a selector no request can carry is the task's TargetInvalid verdict, never a reconcile
+// error (edges/target-invalid.ts). When the computed status equals the stored one nothing is
+// written and no Event is recorded. The observations are observe.ts, the checks before acting
+// preflight.ts, the deletion cleanup finalize.ts.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
@@ -39,7 +41,8 @@ import { terminalStatus } from './decision/terminal-status.ts';
 import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
 import { finalizeTask } from './finalize.ts';
 import type { MetricReader } from './edges/prometheus.ts';
-import { observeMetric, observeTarget } from './observe.ts';
+import { invalidTarget, observeMetric, observeTarget } from './observe.ts';
+import { TargetInvalidError } from './edges/target-invalid.ts';
 import type { QueryBounds } from './decision/query-cost.ts';
 import { choiceToApprove, preflight, type PreflightDeps } from './preflight.ts';
 import type { TargetReader } from './target-caches.ts';
@@ -218,10 +221,18 @@ export class Reconciler {
         : {}),
     };
     let prepared: Prepared | undefined;
-    if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && workload !== undefined)
-      extra = await choiceToApprove(d.actions, task, verdict.plan, workload, extra);
-    if (verdict.kind === 'act' && workload !== undefined)
-      ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, workload, extra, now));
+    try {
+      if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && workload !== undefined)
+        extra = await choiceToApprove(d.actions, task, verdict.plan, workload, extra);
+      if (verdict.kind === 'act' && workload !== undefined)
+        ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, workload, extra, now));
+    } catch (err) {
+      // What the target's owner wrote (a selector no LIST can carry) is said in this task's
+      // status like any other verdict, and evaluated again at the interval: not a reconcile error.
+      if (!(err instanceof TargetInvalidError)) throw err;
+      verdict = decide(task, invalidTarget(task, err), metric, now, d.defaults);
+      prepared = undefined;
+    }
     if (verdict.kind === 'blocked' || verdict.kind === 'targetMissing')
       d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
     if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
@@ -324,7 +335,12 @@ export class Reconciler {
     let verification: Verification = 'notDone';
     if (mayTarget(live, this.#d.allowCrossNamespace)) {
       const { workload } = await this.#d.targets.read(live);
-      const observed = await this.#d.actions.currentEffect(pending, workload, live.metadata.uid ?? '');
+      const uid = live.metadata.uid ?? '';
+      // A target whose pods cannot be listed (its owner's selector) shows nothing of them.
+      const observed = await this.#d.actions.currentEffect(pending, workload, uid).catch((err: unknown) => {
+        if (!(err instanceof TargetInvalidError)) throw err;
+        return this.#d.actions.currentEffect(pending, undefined, uid);
+      });
       verification = verifyEffect(pending, observed);
     }
     const settled = settleDecision(live.status, verification);

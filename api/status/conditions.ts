@@ -35,6 +35,8 @@ export const Reason = {
   TargetNotFound: 'TargetNotFound',
   /** The target exists but the operator does not read it: too large, or its cache is full. */
   TargetRefused: 'TargetRefused',
+  /** The target holds a value its owner wrote that no request can carry (a selector that does not parse). */
+  TargetInvalid: 'TargetInvalid',
   TargetFound: 'TargetFound',
   CrossNamespaceRefused: 'CrossNamespaceRefused',
   DuplicateTarget: 'DuplicateTarget',

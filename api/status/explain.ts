@@ -75,6 +75,8 @@ function remedyFor(reason: string, task: Task, ref: string): string | undefined 
       return `create ${ref}, or point spec.target at an existing Deployment or StatefulSet`;
     case Reason.TargetRefused:
       return `shrink ${ref} to what the message names (a selector of a few labels, no huge fields), or ask the cluster admin about the operator's cache budget`;
+    case Reason.TargetInvalid:
+      return `whoever writes ${ref} fixes the field the message names (a label selector such as app=web); the operator evaluates the task again at its interval and goes on once it parses`;
     case Reason.CrossNamespaceRefused:
       return `create the AITask in the target's namespace, or start the operator with cross-namespace targets allowed`;
     case Reason.DuplicateTarget:

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AlreadyExistsError,
+  BadRequestError,
   apiErrorFrom,
   ConflictError,
   ForbiddenError,
@@ -76,7 +77,7 @@ test('each status code maps to its class', async (t) => {
     ],
     [503, 'service unavailable', ServerError, true],
     [0, undefined, ServerError, true],
-    [400, status(400, 'BadRequest', 'bad request'), ApiError, false],
+    [400, status(400, 'BadRequest', 'bad request'), BadRequestError, false],
   ];
   for (const [code, body, cls, retryable] of cases) {
     await t.test(`${code} ${cls.name}`, () => {

@@ -31,6 +31,8 @@ export class ApiError extends Error {
   }
 }
 
+/** 400 BadRequest: the request itself does not parse (a label selector, a field of a query). */
+export class BadRequestError extends ApiError {}
 /** 404: the object (or the resource type) does not exist. */
 export class NotFoundError extends ApiError {}
 /** 409 Conflict: a stale resourceVersion; re-read and retry. */
@@ -69,6 +71,8 @@ export function apiErrorFrom(code: number, body: unknown, fallback = `HTTP ${cod
     ? body
     : { message: typeof body === 'string' && body !== '' ? body.trim() : fallback };
   switch (code) {
+    case 400:
+      return new BadRequestError(code, status, fallback);
     case 401:
       return new UnauthorizedError(code, status, fallback);
     case 403:

@@ -32,7 +32,8 @@ export type TargetObservation =
   | { readonly found: true; readonly replicas: number }
   | {
       readonly found: false;
-      readonly reason: 'TargetNotFound' | 'TargetRefused' | 'CrossNamespaceRefused' | 'DuplicateTarget';
+      readonly reason:
+        'TargetNotFound' | 'TargetRefused' | 'TargetInvalid' | 'CrossNamespaceRefused' | 'DuplicateTarget';
       readonly message: string;
     };
 

@@ -9,11 +9,13 @@
 // operator verifies (currentEffect). A target's ReplicaSets and pods are read a page at a
 // time (page sizes from a byte budget), each page reduced to what ownership and the choice
 // read (trim.ts trimPod) before the next, and at most MAX_PODS_CONSIDERED pods are kept: a
-// tenant's pods carrying its target's labels cost requests, never memory. Choosing the pod is
-// pure (pod-choice.ts). The nodes are read through one shared, periodically listed view
-// (node-snapshots.ts), built here and handed to the cordons.
+// tenant's pods carrying its target's labels cost requests, never memory. A selector the
+// target's owner wrote that cannot be listed with is that owner's error (target-invalid.ts).
+// Choosing the pod is pure (pod-choice.ts). The nodes are read through one shared,
+// periodically listed view (node-snapshots.ts), built here and handed to the cordons.
 
 import { cordonHeldBy, type CordonState, type MarkRelease } from '../../api/cordon.ts';
+import { targetTypeName } from '../../api/schema/target.ts';
 import { ConflictError, NotFoundError, TooManyRequestsError } from '../../lib/kube/errors.ts';
 import { pageSizeFor, ResourceClient, resourcePath, type ResourceType } from '../../lib/kube/resources.ts';
 import type { KindDiscovery } from '../../lib/kube/discovery.ts';
@@ -36,6 +38,7 @@ import { Cordons, type ActingTask, type UncordonResult } from './cordons.ts';
 import { NODE_SNAPSHOT_MAX_AGE_MS, NodeSnapshots } from './node-snapshots.ts';
 import { OwnerChain } from './owner-chain.ts';
 import { ownedSetUIDs, pickPod, podsControlledBy, type ReplicaSet } from './pod-choice.ts';
+import { assertSelector, carrying } from './target-invalid.ts';
 
 /** ReplicaSets, read to find the pods a Deployment owns. */
 const replicaSets: ResourceType = { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true };
@@ -112,7 +115,7 @@ export class Actions {
   /**
    * Resolves `plan` on the target: picks one of the pods it owns (and its node), the one the
    * metric named when it is one of them, else the first in its kind's order; checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
-   * the node).
+   * the node). Throws TargetInvalidError when the target's selector cannot be listed with.
    */
   async prepare(plan: ActionPlan, target: Workload, owner: ActingTask): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
@@ -161,6 +164,7 @@ export class Actions {
    * the AITask with UID `owner`: a cordoned node counts only while that mark holds its
    * cordon (a missing node is not cordoned by it either). `target` is undefined when it is
    * gone or the AITask may not read it (the caller checks the boundary): then no pod is read.
+   * Throws TargetInvalidError when the target's selector cannot be listed with.
    */
   async currentEffect(
     decision: v2.DecisionRecord,
@@ -214,7 +218,8 @@ export class Actions {
    * narrows every list, read a page of pageSizeFor(POD_PAGE_BYTES) at a time, the
    * ownerReferences decide. A Deployment's owned ReplicaSets are found first (at most
    * MAX_PODS_CONSIDERED), and pods are not read when there are none. `unread`: an owner on a
-   * chain the operator may not read.
+   * chain the operator may not read. A selector that does not parse (checked before the first
+   * list) or that the apiserver refuses (400, 422) throws TargetInvalidError: its owner's to fix.
    */
   async #podsOf(namespace: string, target: Workload): Promise<{ pods: Pod[]; unread?: string }> {
     const uid = target.metadata.uid;
@@ -222,16 +227,22 @@ export class Actions {
     const rules = rulesOf(target);
     const labelSelector =
       rules.via === 'owners' ? target.status?.selector : selectorString(target.spec?.selector);
+    const type = targetTypeName({ apiVersion: target.apiVersion, kind: rules.kind });
+    const object = `${type} ${namespace}/${target.metadata.name ?? ''}`;
+    const field = rules.via === 'owners' ? '/scale status.selector' : 'spec.selector';
+    if (labelSelector !== undefined) assertSelector(object, field, labelSelector);
     const narrowed = {
       ...(labelSelector !== undefined && labelSelector !== '' ? { labelSelector } : {}),
       limit: pageSizeFor(POD_PAGE_BYTES),
     };
     const controllers = new Set<string>();
     if (rules.via === 'ReplicaSet')
-      await this.#replicaSets.forEachPage(namespace, narrowed, (items) => {
-        for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
-        return controllers.size < MAX_PODS_CONSIDERED;
-      });
+      await carrying(object, field, () =>
+        this.#replicaSets.forEachPage(namespace, narrowed, (items) => {
+          for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
+          return controllers.size < MAX_PODS_CONSIDERED;
+        }),
+      );
     else controllers.add(uid);
     if (controllers.size === 0) return { pods: [] };
     const pods: Pod[] = [];
@@ -239,10 +250,12 @@ export class Actions {
       rules.via === 'owners'
         ? (items: Pod[]) => items.filter((p) => (p.metadata.ownerReferences ?? []).length > 0)
         : (items: Pod[]) => podsControlledBy(rules.via ?? rules.kind, controllers, items);
-    await this.#pods.forEachPage(namespace, narrowed, (items) => {
-      for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
-      return pods.length < MAX_PODS_CONSIDERED;
-    });
+    await carrying(object, field, () =>
+      this.#pods.forEachPage(namespace, narrowed, (items) => {
+        for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
+        return pods.length < MAX_PODS_CONSIDERED;
+      }),
+    );
     return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods) : { pods };
   }
 

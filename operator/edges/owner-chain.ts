@@ -13,6 +13,7 @@ import { ForbiddenError } from '../../lib/kube/errors.ts';
 import { MAX_OBJECT_JSON_BYTES, resourcePath, type List } from '../../lib/kube/resources.ts';
 import type { KubeTransport } from '../../lib/kube/transport.ts';
 import type { Pod } from '../runtime/kinds.ts';
+import { refusedInput } from '../runtime/terminal.ts';
 
 /** Owners followed between a pod and its target: pod → owner → owner → target at most. */
 export const MAX_OWNER_HOPS = 3;
@@ -53,7 +54,9 @@ export class OwnerChain {
    * reference) whose controller chain leads to `targetUID` within MAX_OWNER_HOPS owners.
    * An owner that is gone, has another UID, is of a kind discovery does not find, or past
    * MAX_OWNERS_READ, ends its chain (its pods are not the target's). Rejects on errors a
-   * retry may fix; a 403 ends the chain and is said in `unread`.
+   * retry may fix; a 403, or the apiserver's 400/422 on the read (of a kind a pod's writer
+   * named that will not be listed so: that writer's error, not the operator's), ends the
+   * chain and is said in `unread`.
    */
   async podsLeadingTo(targetUID: string, namespace: string, pods: readonly Pod[]): Promise<ChainResult> {
     const parents = new Map<string, Promise<ControllerRef | undefined>>();
@@ -65,8 +68,9 @@ export class OwnerChain {
           parents.size >= MAX_OWNERS_READ
             ? Promise.resolve(undefined)
             : this.#read(namespace, ref).catch((err: unknown) => {
-                if (!(err instanceof ForbiddenError)) throw err;
-                unread = err.message;
+                const refused = err instanceof ForbiddenError ? err.message : refusedInput(err);
+                if (refused === undefined) throw err;
+                unread = refused;
                 return undefined;
               });
         parents.set(ref.uid, parent);

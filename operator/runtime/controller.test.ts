@@ -204,3 +204,45 @@ test('Controller: the queue reckons each namespace’s fair share from the contr
   assert.equal(started[4], 'a/t1', 'b holds its share of 2; a holds 1 of its 2 and comes first in turn');
   await stop();
 });
+
+test('Controller: one namespace’s failing keys do not delay another namespace’s retry', async () => {
+  // Namespace a's 200 keys fail at every try, then b's one key fails once. Retries run at 1 a
+  // second per namespace past a burst of 1: a's 199 retries in debt are minutes of its own
+  // bucket; b's retry is due after its 5 ms backoff. (One bucket for all would put b's retry
+  // behind a's 199, over three minutes.)
+  const queue = new WorkQueue({
+    limiter: new RateLimiter({ qps: 1000, burst: 1000, namespaceQps: 1, namespaceBurst: 1 }),
+  });
+  const runs = new Map<string, number>();
+  const aRuns = (): number =>
+    [...runs].filter(([k]) => k.startsWith('a/')).reduce((sum, [, n]) => sum + n, 0);
+  let aRunsAtB: number | undefined;
+  const controller = new Controller({
+    queue,
+    reconcile: (key) => {
+      const n = (runs.get(key) ?? 0) + 1;
+      runs.set(key, n);
+      if (key === 'b/only' && n === 2) {
+        aRunsAtB = aRuns();
+        return Promise.resolve({});
+      }
+      return Promise.reject(new Error(`${key} fails`));
+    },
+    metrics: controllerMetrics(new Registry(), 'test'),
+    log: createLogger('test', { level: 'error', write: () => undefined }),
+    maxConcurrentReconciles: 2,
+  });
+  for (let i = 0; i < 200; i++) queue.add(`a/t${i}`);
+  controller.start();
+  const deadline = Date.now() + 30_000;
+  while (aRuns() < 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(aRuns() >= 200, 'each of a’s keys failed once');
+  queue.add('b/only');
+  while (aRunsAtB === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await controller.stop();
+  assert.equal(runs.get('b/only'), 2, 'b was retried within 30 s, and succeeded');
+  assert.ok(
+    (aRunsAtB ?? Infinity) <= 205,
+    `${aRunsAtB} runs of a’s keys before b’s retry: a few retries of a’s at most`,
+  );
+});

@@ -2,7 +2,9 @@
 // at a time (the queue guarantees a key is never on two workers, and is told how many
 // workers there are, so a namespace holds at most its fair share of them while others
 // wait). Success → forget the key's backoff and requeue after the reconciler's interval;
-// error → rate-limited retry (5 ms → 1000 s per key, overall token bucket); an error no
+// error → rate-limited retry (5 ms → 1000 s per key, a token bucket per namespace so one
+// namespace's failing keys never delay another's, and an overall cap taken as retries come
+// due: ratelimit.ts); an error no
 // retry can fix (terminal.ts) → tried again only after a long wait, never on the hot
 // backoff. Whatever a reconcile throws (any value, synchronously or not) or returns is that
 // key's error or result: it never ends a worker or the process. Stopping lets in-flight

@@ -2,8 +2,11 @@
 // by validation (Invalid), or aimed at a kind the apiserver does not serve. Retrying such
 // a request on the usual backoff (5 ms doubling) only adds load; the controller and the
 // reconciler instead report it and try again after a long wait or when the spec changes.
+// Apart from those: a request refused for what it carried (400 BadRequest, 422 Invalid),
+// which a caller that sent someone else's input (a selector an object's owner wrote) reports
+// as that owner's error, never its own (refusedInput).
 
-import { ForbiddenError, InvalidError, NotFoundError } from '../../lib/kube/errors.ts';
+import { BadRequestError, ForbiddenError, InvalidError, NotFoundError } from '../../lib/kube/errors.ts';
 
 /** Why a request can never succeed as it is. */
 export interface TerminalFailure {
@@ -27,4 +30,14 @@ export function terminalFailure(err: unknown): TerminalFailure | undefined {
   if (err instanceof NotFoundError && err.status.details?.name === undefined)
     return { reason: 'KindNotServed', message: err.message };
   return undefined;
+}
+
+/**
+ * The apiserver's message when `err` refuses a request for what it carried (400 BadRequest:
+ * a label selector or another parameter that does not parse; 422 Invalid), else undefined.
+ * No retry of the same request can succeed; when the refused part is what another party
+ * wrote, the refusal is theirs to fix.
+ */
+export function refusedInput(err: unknown): string | undefined {
+  return err instanceof BadRequestError || err instanceof InvalidError ? err.message : undefined;
 }

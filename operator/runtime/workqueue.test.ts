@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { RateLimiter } from './ratelimit.ts';
 import fc from 'fast-check';
-import { fairShare, NamespaceBuckets, WorkQueue } from './workqueue.ts';
+import { NamespaceBuckets } from './namespace-buckets.ts';
+import { fairShare, WorkQueue } from './workqueue.ts';
 
 test('keys are de-duplicated and never handed out twice at once', async () => {
   const q = new WorkQueue();
@@ -49,14 +50,52 @@ test('rate limiter: per-key exponential 5 ms → 1000 s, forget resets', () => {
   assert.equal(r.when('k'), 5);
 });
 
-test('rate limiter: the overall bucket paces retries after the burst', () => {
+test('rate limiter: a namespace’s bucket paces its own retries after its burst, never another’s', () => {
+  let now = 0;
+  const r = new RateLimiter({ qps: 100, burst: 100, namespaceQps: 10, namespaceBurst: 2, now: () => now });
+  assert.equal(r.when('a/x'), 5);
+  assert.equal(r.when('a/y'), 5);
+  assert.equal(r.when('a/z'), 100);
+  for (let i = 0; i < 1000; i++) r.when(`a/k${i}`);
+  assert.ok(r.when('a/last') > 100_000, 'namespace a is a hundred seconds in debt');
+  assert.equal(r.when('b/x'), 5, 'namespace b waits only its backoff');
+  now = 1_000_000;
+  assert.equal(r.when('a/w'), 5);
+});
+
+test('rate limiter: the overall bucket is taken as retries come due, never reserved ahead', () => {
   let now = 0;
   const r = new RateLimiter({ qps: 10, burst: 2, now: () => now });
-  assert.equal(r.when('a'), 5);
-  assert.equal(r.when('b'), 5);
-  assert.equal(r.when('c'), 100);
-  now = 1000;
-  assert.equal(r.when('d'), 5);
+  assert.equal(r.admit(), 0);
+  assert.equal(r.admit(), 0);
+  assert.equal(r.admit(), 100, 'spent: wait a tenth of a second');
+  assert.equal(r.admit(), 100, 'asking again took nothing');
+  now = 100;
+  assert.equal(r.admit(), 0);
+  assert.equal(r.admit(), 100);
+});
+
+test('rate limiter: one namespace gets a fifth of the overall rate and burst by default', () => {
+  const now = 0;
+  const r = new RateLimiter({ qps: 10, burst: 100, now: () => now });
+  const waits = Array.from({ length: 22 }, (_, i) => r.when(`a/k${i}`));
+  assert.deepEqual(
+    waits.slice(0, 20),
+    Array.from({ length: 20 }, () => 5),
+    'a burst of 20',
+  );
+  assert.deepEqual(waits.slice(20), [500, 1000], 'then 2 a second');
+});
+
+test('retries: 300 failing keys of one namespace do not delay the retry of another namespace’s key', async () => {
+  const q = new WorkQueue({
+    limiter: new RateLimiter({ qps: 1000, burst: 1000, namespaceQps: 1, namespaceBurst: 1 }),
+  });
+  for (let i = 0; i < 300; i++) q.addRateLimited(`a/k${i}`);
+  q.addRateLimited('b/k');
+  const first = [await q.get(), await q.get()];
+  assert.ok(first.includes('b/k'), `b's retry among the first two handed out: ${first.join(', ')}`);
+  q.shutDown();
 });
 
 test('fair: one key of namespace b behind 1,000 of namespace a is handed out within the first 2 gets', async () => {

@@ -1,7 +1,8 @@
 // The controller's work queue with client-go semantics, fair across namespaces: keys
 // (namespace/name) are de-duplicated, a key is never handed to two workers at once (a key
 // added while it is processed is re-queued when the worker is done), delayed adds, and
-// rate-limited retries (per-key exponential backoff combined with an overall token bucket).
+// rate-limited retries (per-key exponential backoff, a token bucket per namespace, and an
+// overall bucket taken as each retry comes due: ratelimit.ts).
 // Each namespace has its own FIFO and `get` takes from the namespaces round-robin, so
 // thousands of one namespace's keys never starve another's; and while another namespace has
 // keys waiting, a namespace holds at most its fair share of the workers (fairShare), so one
@@ -12,13 +13,13 @@
 // rate a key is queued after the bucket's delay instead of at once, never dropped.
 
 import { namespaceOf } from '../../lib/keys.ts';
-import { refill, reserve, tokenWait, type Bucket, type Pace } from '../../lib/token-bucket.ts';
 import type { QueueObserver } from './metrics.ts';
+import { NamespaceBuckets } from './namespace-buckets.ts';
 import { RateLimiter } from './ratelimit.ts';
 
 /** Options of WorkQueue. */
 export interface WorkQueueOptions {
-  /** Limiter for `addRateLimited`; default `new RateLimiter()` (5 ms → 1000 s, 10 qps / burst 100). */
+  /** Limiter for `addRateLimited`; default `new RateLimiter()` (5 ms → 1000 s; 2 qps / burst 20 per namespace, 10 qps / burst 100 overall). */
   readonly limiter?: RateLimiter;
   /** Event-triggered adds per second of one namespace (`addEvent`); default 5. */
   readonly namespaceQps?: number;
@@ -28,55 +29,6 @@ export interface WorkQueueOptions {
   readonly now?: () => number;
   /** Told of adds, hand-outs, completions and retries (metrics.ts's WorkQueueMetrics); default none. */
   readonly observer?: QueueObserver;
-}
-
-/**
- * Token buckets keyed by namespace (lib/token-bucket.ts): `qps` tokens a second up to
- * `burst`. A bucket back at `burst` is dropped, so the map holds only namespaces that were
- * recently busy.
- */
-export class NamespaceBuckets {
-  readonly #pace: Pace;
-  readonly #now: () => number;
-  readonly #buckets = new Map<string, Bucket>();
-
-  /** `qps` > 0 tokens a second, `burst` ≥ 1; `now` in ms (default Date.now). */
-  constructor(qps: number, burst: number, now: () => number = Date.now) {
-    if (!(qps > 0) || !(burst >= 1)) throw new Error('namespace buckets need qps > 0 and burst >= 1');
-    this.#pace = { ratePerSecond: qps, burst };
-    this.#now = now;
-  }
-
-  /** The bucket of `namespace` brought to now: a full one when it has none. */
-  #bucket(namespace: string): Bucket {
-    const now = this.#now();
-    const b = this.#buckets.get(namespace) ?? { tokens: this.#pace.burst, at: now };
-    refill(b, this.#pace, now);
-    return b;
-  }
-
-  /** The wait in ms a reservation in `namespace` would get now, without taking a token. */
-  wait(namespace: string): number {
-    const b = this.#buckets.get(namespace);
-    if (b === undefined) return 0;
-    const copy = { ...b };
-    refill(copy, this.#pace, this.#now());
-    return tokenWait(copy, this.#pace);
-  }
-
-  /** Takes one token of `namespace` (possibly one in the future); returns the wait in ms until it is due. */
-  reserve(namespace: string): number {
-    const b = this.#bucket(namespace);
-    const wait = reserve(b, this.#pace, b.at);
-    this.#buckets.set(namespace, b);
-    for (const [ns, other] of this.#buckets)
-      if (
-        ns !== namespace &&
-        other.tokens + ((b.at - other.at) / 1000) * this.#pace.ratePerSecond >= this.#pace.burst
-      )
-        this.#buckets.delete(ns);
-    return wait;
-  }
 }
 
 /** A FIFO of keys with O(1) push and shift. */
@@ -227,28 +179,47 @@ export class WorkQueue {
     this.#addAfter(key, delayMs, true);
   }
 
-  #addAfter(key: string, delayMs: number, due: boolean): void {
+  /**
+   * Queues `key` after `delayMs` (an earlier pending delay wins). `due`: report how late it
+   * is taken (requeueAfter). `paced`: a retry, which once due waits for the limiter's overall
+   * bucket (`admit`) before it is queued.
+   */
+  #addAfter(key: string, delayMs: number, due: boolean, paced = false): void {
     if (this.#shuttingDown) return;
-    if (delayMs <= 0) {
+    const wait = delayMs <= 0 && paced ? this.#limiter.admit() : delayMs;
+    if (wait <= 0) {
       this.add(key);
       return;
     }
-    const at = this.#now() + delayMs;
+    const at = this.#now() + wait;
     const pending = this.#timers.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
     const timer = setTimeout(() => {
       this.#timers.delete(key);
+      if (paced) {
+        const more = this.#limiter.admit();
+        if (more > 0) {
+          this.#addAfter(key, more, due, true);
+          return;
+        }
+      }
       if (due) this.#due.set(key, at);
       this.add(key);
-    }, delayMs);
+    }, wait);
     timer.unref();
     this.#timers.set(key, { at, timer, due });
   }
 
-  /** Queues `key` after the limiter's delay for it (the retry path after an error). */
+  /**
+   * Queues `key` after the limiter's delay for it (the retry path after an error: its backoff
+   * and its namespace's bucket), then once a token of the overall bucket is free. Counted as a
+   * retry (workqueue_retries_total).
+   */
   addRateLimited(key: string): void {
-    this.addAfter(key, this.#limiter.when(key));
+    if (this.#shuttingDown) return;
+    this.#observer?.retry();
+    this.#addAfter(key, this.#limiter.when(key), false, true);
   }
 
   /** Clears `key`'s retry history (after a successful reconcile). */

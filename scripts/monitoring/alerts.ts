@@ -74,7 +74,7 @@ export function alertDefs(job: string): AlertDef[] {
         severity: 'warning',
         summary: 'More than 10% of {{ $labels.controller }} reconciles fail',
         description:
-          '{{ $value | humanizePercentage }} of the {{ $labels.controller }} reconciles have ended in an error for 15 minutes; the failing AITasks are retried with backoff.',
+          "{{ $value | humanizePercentage }} of the {{ $labels.controller }} reconciles have ended in an error for 15 minutes; the failing AITasks are retried with backoff, paced per namespace. A tenant's own error is not counted here: a target whose selector cannot be listed with is that AITask's TargetInvalid status, and an object refused for good is its Stalled status.",
         action:
           "The leader logs each error with its AITask (`kubectl logs` of the leading pod); `kubectl aiops describe <name> -n <ns>` shows what the task's conditions and Events say. Apiserver errors show on the dashboard by code.",
       },
@@ -117,7 +117,7 @@ export function alertDefs(job: string): AlertDef[] {
         description:
           'In the last 15 minutes the operator wanted to act and a guardrail refused it: {{ $labels.reason }} ({{ $value | humanize }} times). The workloads those AITasks watch stay unhealthy.',
         action:
-          "By reason: AwaitingApproval: approve with `kubectl aiops approve <name> -n <ns>`; ConcurrencyCapReached or CordonCapReached: a cap (--max-concurrent-remediations, --max-cordoned-nodes-percent) is full, see which tasks hold it; TargetNotFound, CrossNamespaceRefused, DuplicateTarget: fix the AITask's spec. `kubectl aiops describe` names the reason per task.",
+          "By reason: AwaitingApproval: approve with `kubectl aiops approve <name> -n <ns>`; ConcurrencyCapReached or CordonCapReached: a cap (--max-concurrent-remediations, --max-cordoned-nodes-percent) is full, see which tasks hold it; TargetNotFound, CrossNamespaceRefused, DuplicateTarget: fix the AITask's spec; TargetInvalid: whoever writes the target fixes the field the task's status names. `kubectl aiops describe` names the reason per task.",
       },
       (v) => `${v} > 0`,
     ),

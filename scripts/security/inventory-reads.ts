@@ -136,7 +136,7 @@ export const READ_PATHS: readonly InputPath[] = [
     ],
     budgets: {
       bytes:
-        'a discovery answer over 1 MiB, a /scale answer over 64 KiB or one owner over the largest object etcd stores is refused (TargetRefused, or the owner’s chain ends); a selector over 4 KiB is dropped and the pods are found by their owners alone',
+        'a discovery answer over 1 MiB, a /scale answer over 64 KiB or one owner over the largest object etcd stores is refused (TargetRefused, or the owner’s chain ends); a selector over 4 KiB is dropped and the pods are found by their owners alone; one that does not parse is never sent (TargetInvalid, no LIST)',
       count:
         '64 group-versions kept (least recently used evicted); one object per /scale read; at most 16 owners read and 3 owners followed per pod, per action (a tenant’s decoy pods can spend the 16 on its own target only)',
       concurrency: 'one discovery request per group-version at a time; one /scale read per reconcile',
@@ -145,8 +145,17 @@ export const READ_PATHS: readonly InputPath[] = [
       reach:
         'tenants name any apiVersion and kind; the operator reads only kinds an admin granted (get on PLURAL/scale) and only in namespaces the task may target',
     },
-    enforcedIn: ['lib/kube/discovery.ts', 'operator/scale-targets.ts', 'operator/edges/owner-chain.ts'],
-    provedBy: ['operator/scale-kinds.cluster.test.ts', 'test/attacks/scale-kinds.test.ts'],
+    enforcedIn: [
+      'lib/kube/discovery.ts',
+      'operator/scale-targets.ts',
+      'operator/edges/owner-chain.ts',
+      'operator/edges/target-invalid.ts',
+    ],
+    provedBy: [
+      'operator/scale-kinds.cluster.test.ts',
+      'test/attacks/scale-kinds.test.ts',
+      'test/attacks/tenant-errors.test.ts',
+    ],
   },
   {
     id: 'target-pods',
@@ -165,11 +174,14 @@ export const READ_PATHS: readonly InputPath[] = [
       concurrency: 'one listing per reconcile that acts or settles',
       rate: 'only for an act or a settle: at most once per task interval',
       time: 'within the reconcile’s deadline',
-      reach: 'tenants (create Pods and ReplicaSets with any labels in their namespaces)',
+      reach:
+        'tenants (create Pods and ReplicaSets with any labels in their namespaces, write the selector a custom kind’s /scale shows): a selector that does not parse is never sent, and the apiserver’s 400/422 on a listing is the task’s TargetInvalid, never a reconcile error',
     },
-    enforcedIn: ['operator/edges/actions.ts', 'operator/runtime/trim.ts'],
+    enforcedIn: ['operator/edges/actions.ts', 'operator/runtime/trim.ts', 'operator/edges/target-invalid.ts'],
     provedBy: [
       'operator/edges/pod-choice.test.ts',
+      'operator/edges/target-invalid.test.ts',
+      'test/attacks/tenant-errors.test.ts',
       'test/attacks/other-kinds.test.ts',
       'test/attacks/statefulsets.test.ts',
       'test/attacks/cordon.test.ts',

@@ -218,8 +218,13 @@ export const ALERT_INPUTS: readonly AlertInput[] = [
   {
     alert: 'AIOpsReconcileErrors',
     movedBy:
-      'reconcile errors a retry may fix (apiserver unreachable, conflicts); an object’s own refusal stalls that task instead of counting here',
-    provedBy: ['deploy/monitoring/aiops-rules.test.yaml', 'operator/runtime/controller.test.ts'],
+      'reconcile errors a retry may fix (apiserver unreachable, conflicts); an object’s own refusal stalls that task instead of counting here, and so does a tenant’s error: a target whose selector does not parse (the operator’s own check before the pods’ LIST, or the apiserver’s 400/422 on it) is that task’s TargetInvalid status, evaluated again at its interval',
+    provedBy: [
+      'deploy/monitoring/aiops-rules.test.yaml',
+      'operator/runtime/controller.test.ts',
+      'operator/edges/target-invalid.test.ts',
+      'test/attacks/tenant-errors.test.ts',
+    ],
   },
   {
     alert: 'AIOpsReconcilePanics',
