@@ -23,8 +23,8 @@ const MIB = 2 ** 20;
 
 /**
  * V8's heap limit under the shipped memory limit, as Node 24 derives it with the image's
- * flags: 259 MiB (test/attacks/stage.ts measures it in a memory cgroup of that limit and
- * test/attacks/cache-ledger.test.ts checks it is no smaller).
+ * flags: 259 MiB (test/attacks/stage.ts measures it in a memory cgroup of that limit, and
+ * test/attacks/cache-ledger.test.ts checks the arithmetic at the heap it measured).
  */
 export const SHIPPED_HEAP_LIMIT_BYTES = 259 * MIB;
 
