@@ -1,10 +1,12 @@
 // The operator's caches (AITask v2, and one per target kind: Deployments, StatefulSets) as
-// assembly.ts builds them: what each keeps (trim.ts), what it refuses and how a refusal and a
-// failing watch are logged, and which AITasks each change puts on the work queue. The work a
-// change causes is paid by the namespace of the object that changed: every key it queues for
-// another task goes through that namespace's event bucket (WorkQueue.addEvent), so one
-// namespace's objects never make another's tasks reconcile faster than its own pace allows
-// (scripts/security/inventory-fanout.ts lists each handler's keys and pace).
+// assembly.ts builds them: what each keeps (trim.ts), its share of the one memory ledger
+// derived from the process's memory limit (runtime/memory-ledger.ts), what it refuses and how
+// a refusal and a failing watch are logged, and which AITasks each change puts on the work
+// queue. The work a change causes is paid by the namespace of the object that changed: every
+// key it queues for another task goes through that namespace's event bucket
+// (WorkQueue.addEvent), so one namespace's objects never make another's tasks reconcile faster
+// than its own pace allows (scripts/security/inventory-fanout.ts lists each handler's keys and
+// pace).
 
 import { APPROVE_ANNOTATION } from '../api/install.ts';
 import type * as v2 from '../api/schema/v2.ts';
@@ -14,18 +16,28 @@ import { pageSizeFor, ResourceClient } from '../lib/kube/resources.ts';
 import { KindDiscovery } from '../lib/kube/discovery.ts';
 import type { KubeTransport } from '../lib/kube/transport.ts';
 import type { Logger } from '../lib/log.ts';
+import { LogOnce } from '../lib/log-once.ts';
+import { getHeapStatistics } from 'node:v8';
 import { mayTarget } from './decision/caps.ts';
 import type { Refusal } from './runtime/cache-budget.ts';
 import { FAILING_AFTER, Informer, objectKey, type KubeObject } from './runtime/informer.ts';
 import type { Workload } from './runtime/kinds.ts';
+import {
+  chargeBounds,
+  ledgerCharge,
+  memoryBasis,
+  type ChargeBounds,
+  type LedgerShare,
+} from './runtime/memory-ledger.ts';
 import { perKind, TARGET_KINDS } from './runtime/target-kinds.ts';
 import {
-  MAX_CACHED_OBJECT_BYTES,
   selectorRefusal,
   TASK_PAGE_SIZE,
   trimCustomObject,
   trimWorkload,
+  WORKLOAD_KEYS,
 } from './runtime/trim.ts';
+import { TASK_CACHE_SHARE, TASK_KEYS } from './task-cache-share.ts';
 import type { WorkQueue } from './runtime/workqueue.ts';
 import { ScaleTargets } from './scale-targets.ts';
 import { TargetCaches, targetIndexKey, taskTargetIndexKey } from './target-caches.ts';
@@ -104,30 +116,50 @@ function onError(log: Logger, kind: string) {
   };
 }
 
-/** Caches keep only what the operator reads, and refuse objects still too large (trim.ts). */
+/**
+ * The memory ledger of this process, in heap charge: LEDGER_FRACTION of the smaller of V8's
+ * heap limit and the container's memory limit (~97 MiB under the shipped 384 Mi).
+ */
+function processLedger(): number {
+  return ledgerCharge(memoryBasis(getHeapStatistics().heap_size_limit, process.constrainedMemory()));
+}
+
+/** `share` as an operator watching `namespace` gives it: the whole cache's share to its one namespace. */
+function scoped(share: LedgerShare, namespace: string | undefined): LedgerShare {
+  return namespace === undefined ? share : { ...share, namespace: 1 };
+}
+
+/**
+ * Caches keep only what the operator reads (trim.ts) and hold what fits their share of the
+ * ledger (`bounds`); a refused object is counted by the informer and logged once per object
+ * and reason a minute (LogOnce), the next line saying how many sightings it stands for.
+ */
 function bounded(
   log: Logger,
   kind: string,
+  bounds: ChargeBounds,
   then?: (obj: KubeObject) => void,
-): { maxObjectBytes: number; onRefused: (o: KubeObject, n: number, r: Refusal) => void } {
+): ChargeBounds & { onRefused: (o: KubeObject, n: number, r: Refusal) => void } {
+  const once = new LogOnce();
   return {
-    maxObjectBytes: MAX_CACHED_OBJECT_BYTES,
-    onRefused: (obj, bytes, refusal) => {
+    ...bounds,
+    onRefused: (obj, charge, refusal) => {
+      then?.(obj);
+      const key = objectKey(obj);
+      const verdict = once.check(key, refusal.reason);
+      if (!verdict.log) return;
+      const fields = { resource: kind, key, charge, suppressed: verdict.suppressed };
       if (refusal.reason === 'TooLarge')
         log.warn('object too large to cache; ignored until it shrinks', {
-          resource: kind,
-          key: objectKey(obj),
-          bytes,
-          maxBytes: MAX_CACHED_OBJECT_BYTES,
+          ...fields,
+          maxCharge: bounds.maxObjectCharge,
         });
       else
         log.warn('object not cached; ignored until it changes', {
-          resource: kind,
-          key: objectKey(obj),
+          ...fields,
           reason: refusal.reason,
           why: refusal.message,
         });
-      then?.(obj);
     },
   };
 }
@@ -136,12 +168,14 @@ function bounded(
 export function buildCaches(d: CacheDeps): Caches {
   const { log, queue } = d;
   const scope = d.namespace !== undefined ? { namespace: d.namespace } : {};
+  const ledger = processLedger();
   const taskCache = new Informer<v2.AITask>(d.tasks, {
     ...scope,
     ...(d.watchLabelSelector !== undefined ? { labelSelector: d.watchLabelSelector } : {}),
     indexers: { target: targetKeys },
     transform: trimCustomObject([APPROVE_ANNOTATION]),
-    ...bounded(log, 'aitasks'),
+    ...bounded(log, 'aitasks', chargeBounds(ledger, scoped(TASK_CACHE_SHARE, d.namespace))),
+    sharedKeys: TASK_KEYS,
     pageSize: TASK_PAGE_SIZE,
     onError: onError(log, 'aitasks'),
     // The CRD may come after the operator (npm start installs it once the hosted webhook
@@ -153,7 +187,7 @@ export function buildCaches(d: CacheDeps): Caches {
   });
   const discovery = new KindDiscovery(d.transport);
   const targets = new TargetCaches(
-    perKind((kind) => targetCache(d, kind, taskCache)),
+    perKind((kind) => targetCache(d, kind, taskCache, ledger)),
     new ScaleTargets(d.transport, discovery),
   );
   const mayAct = (t: v2.AITask): boolean => mayTarget(t, d.allowCrossNamespace);
@@ -191,14 +225,19 @@ export function buildCaches(d: CacheDeps): Caches {
 
 /**
  * The cache of the targets of `kind`: pages whose worst case fits the heap, a selector no
- * larger than a real one, and a byte budget in all and per namespace (target-kinds.ts); a
+ * larger than a real one, and a share of the ledger in all and per namespace (target-kinds.ts); a
  * refused object is said in the status of the AITasks that target it (observe.ts), which are
  * reconciled through the object's namespace's bucket; so is a kind the operator may not list
  * (onForbidden). An added, deleted or refused target, or a change of its replicas, reconciles
  * the AITasks that name it and may act on it (a task refused as cross-namespace never reads
  * it), paced by the target's namespace's bucket: its own namespace's tasks first.
  */
-function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.AITask>): Informer<Workload> {
+function targetCache(
+  d: CacheDeps,
+  kind: v2.TargetKind,
+  taskCache: Informer<v2.AITask>,
+  ledger: number,
+): Informer<Workload> {
   const rules = TARGET_KINDS[kind];
   const plural = rules.resource.plural;
   const enqueueTasksOf = (obj: KubeObject): void => {
@@ -214,9 +253,8 @@ function targetCache(d: CacheDeps, kind: v2.TargetKind, taskCache: Informer<v2.A
     ...(d.namespace !== undefined ? { namespace: d.namespace } : {}),
     transform: trimWorkload(kind),
     admit: (w) => selectorRefusal(w.spec?.selector),
-    ...bounded(d.log, plural, enqueueTasksOf),
-    maxCacheBytes: rules.cacheBytes,
-    maxNamespaceBytes: rules.namespaceCacheBytes,
+    ...bounded(d.log, plural, chargeBounds(ledger, scoped(rules.share, d.namespace)), enqueueTasksOf),
+    sharedKeys: WORKLOAD_KEYS,
     pageSize: pageSizeFor(rules.pageBytes),
     onError: onError(d.log, plural),
     // An admin may leave a kind out of the operator's ClusterRole: the operator then runs

@@ -2,8 +2,9 @@
 // assembly.ts builds it) against what the reconciler reads: the pure functions it decides with
 // (decide, applyApproval, evaluate, adviceContext, targetOwner) answer the same on the
 // original and the trimmed AITask and Deployment, whatever annotations of whatever size a
-// tenant adds (property test); and the cache's size bound, derived from the v2 schema: the
-// largest valid spec, every character JSON-escaped, takes under two thirds of it.
+// tenant adds (property test); and the cache's object bound (runtime/memory-ledger.ts): the
+// largest valid spec, every string at its longest in two-byte characters, with seven
+// conditions as long, is charged under two thirds of it, every key the schema names being shared.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -19,7 +20,10 @@ import { evaluate } from './decision/evaluate.ts';
 import { adviceContext } from './llm/advice.ts';
 import { LAST_APPLIED_ANNOTATION } from './runtime/informer.ts';
 import type { Deployment } from './runtime/kinds.ts';
-import { jsonBytes, MAX_CACHED_OBJECT_BYTES, trimCustomObject, trimWorkload } from './runtime/trim.ts';
+import { heapCharge } from './runtime/heap-charge.ts';
+import { MAX_OBJECT_CHARGE } from './runtime/memory-ledger.ts';
+import { trimCustomObject, trimWorkload } from './runtime/trim.ts';
+import { TASK_KEYS } from './task-cache-share.ts';
 
 const trimTask = trimCustomObject([APPROVE_ANNOTATION]);
 
@@ -146,12 +150,11 @@ function maxJsonBytes(schema: JSONSchemaProps, perChar: number): number {
   }
 }
 
-test('the size bound: the largest valid spec, every character escaped, takes under two thirds of it', () => {
+test('the object bound: the largest valid spec in two-byte characters, with seven long conditions, is charged under two thirds of it', () => {
   const schema: JSONSchemaProps = v2.specSchema;
   const plain = maxJsonBytes(schema, 1);
-  const escaped = maxJsonBytes(schema, 6);
   assert.ok(plain < 8 * 1024, `largest spec, plain: ${plain} bytes`);
-  assert.ok(escaped < (MAX_CACHED_OBJECT_BYTES * 2) / 3, `largest spec, escaped: ${escaped} bytes`);
+  const wide = (n: number): string => '✓'.repeat(n);
   const largest = trimTask({
     apiVersion: v2.API_VERSION,
     kind: 'AITask',
@@ -168,10 +171,22 @@ test('the size bound: the largest valid spec, every character escaped, takes und
     },
     spec: {
       target: { kind: 'Deployment', name: 'd'.repeat(253), namespace: 'n'.repeat(63) },
-      trigger: { query: '\u0001'.repeat(4096), threshold: -1.234567890123456e-300, forSeconds: 86400 },
+      trigger: { query: wide(4096), threshold: -1.234567890123456e-300, forSeconds: 86400 },
       remediation: { action: 'CordonNode', scale: { step: 1000, minReplicas: 1e9, maxReplicas: 1e9 } },
-      decision: { mode: 'LLM', llm: { endpoint: '\u0001'.repeat(2048), model: '\u0001'.repeat(256) } },
+      decision: { mode: 'LLM', llm: { endpoint: wide(2048), model: wide(256) } },
+    },
+    status: {
+      phase: 'Monitoring',
+      message: wide(1024),
+      conditions: Array.from({ length: 7 }, (_, i) => ({
+        type: `Condition${i}`,
+        status: 'True' as const,
+        reason: 'Reason',
+        message: wide(1024),
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      })),
     },
   });
-  assert.ok(jsonBytes(largest) <= escaped + 1024, `${jsonBytes(largest)} vs derived ${escaped}`);
+  const charge = heapCharge(largest, TASK_KEYS);
+  assert.ok(charge < (MAX_OBJECT_CHARGE * 2) / 3, `largest trimmed task: charged ${charge} bytes`);
 });

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { CacheBudget } from './cache-budget.ts';
 
 test('refusals come in order: TooLarge, NotAdmitted, then CacheFull of the cache or the namespace', () => {
-  const budget = new CacheBudget({ maxObjectBytes: 100, maxCacheBytes: 250, maxNamespaceBytes: 150 });
+  const budget = new CacheBudget({ maxObjectCharge: 100, maxCacheCharge: 250, maxNamespaceCharge: 150 });
   let asked = 0;
   const admit = (): string => {
     asked++;
@@ -21,11 +21,11 @@ test('refusals come in order: TooLarge, NotAdmitted, then CacheFull of the cache
   assert.equal(asked, 1);
   assert.equal(budget.refusal('a/x', 'a', 100), undefined);
   budget.hold('a/x', 'a', 100);
-  assert.match(budget.refusal('a/y', 'a', 60)?.message ?? '', /namespace a \(150 bytes\)/);
+  assert.match(budget.refusal('a/y', 'a', 60)?.message ?? '', /namespace a \(150 bytes of heap\)/);
   assert.equal(budget.refusal('a/y', 'a', 50), undefined);
   budget.hold('a/y', 'a', 50);
   budget.hold('b/x', 'b', 100);
-  assert.match(budget.refusal('b/y', 'b', 1)?.message ?? '', /is full \(250 bytes\)/);
+  assert.match(budget.refusal('b/y', 'b', 1)?.message ?? '', /is full \(250 bytes of heap\)/);
   // An object that does not grow keeps its place in a full cache.
   assert.equal(budget.refusal('b/x', 'b', 100), undefined);
   assert.equal(budget.refusal('b/x', 'b', 90), undefined);
@@ -42,7 +42,7 @@ test('the bytes held are the sum of what each key last held, whatever the order 
   });
   fc.assert(
     fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
-      const budget = new CacheBudget({ maxCacheBytes: 10_000 });
+      const budget = new CacheBudget({ maxCacheCharge: 10_000 });
       const model = new Map<string, number>();
       for (const { key, bytes, release } of ops) {
         const namespace = key.includes('/') ? (key.split('/')[0] ?? '') : '';

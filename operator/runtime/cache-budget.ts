@@ -1,7 +1,8 @@
-// The byte budget of one informer's cache: the JSON bytes of each cached object, of each
-// namespace's objects and of all of them, and the rule that refuses an object which is past
-// the size bound on its own or would take its namespace or the whole cache past its budget.
-// Pure bookkeeping; the informer decides what to cache and remembers what was refused.
+// The budget of one informer's cache, in heap charge (heap-charge.ts, the ledger's unit,
+// memory-ledger.ts): the charge of each cached object, of each namespace's objects and of all
+// of them, and the rule that refuses an object which is past the bound on its own or would
+// take its namespace or the whole cache past its share. Pure bookkeeping; the informer
+// decides what to cache and remembers what was refused.
 
 /** Why an object is not cached: a closed set, the `reason` label of the refusal counter. */
 export const REFUSAL_REASONS = ['TooLarge', 'NotAdmitted', 'CacheFull'] as const;
@@ -20,22 +21,22 @@ export interface Refusal {
  */
 export const MAX_REFUSALS_KEPT = 4096;
 
-/** The bounds of a CacheBudget, in bytes of JSON; each unset one does not bound. */
+/** The bounds of a CacheBudget, in bytes of heap charge; each unset one does not bound. */
 export interface CacheLimits {
   /** Largest object cached. */
-  readonly maxObjectBytes?: number | undefined;
+  readonly maxObjectCharge?: number | undefined;
   /** All the cached objects together. */
-  readonly maxCacheBytes?: number | undefined;
+  readonly maxCacheCharge?: number | undefined;
   /** The cached objects of one namespace together (cluster-scoped ones share the namespace ''). */
-  readonly maxNamespaceBytes?: number | undefined;
+  readonly maxNamespaceCharge?: number | undefined;
 }
 
-/** The bytes a cache holds, by key and namespace, against its CacheLimits. */
+/** The charge a cache holds, by key and namespace, against its CacheLimits. */
 export class CacheBudget {
   readonly #limits: CacheLimits;
-  /** JSON bytes of each cached object, by key. */
+  /** Charge of each cached object, by key. */
   readonly #sizes = new Map<string, number>();
-  /** JSON bytes of the cached objects of each namespace. */
+  /** Charge of the cached objects of each namespace. */
   readonly #namespaceBytes = new Map<string, number>();
   #bytes = 0;
 
@@ -43,14 +44,14 @@ export class CacheBudget {
     this.#limits = limits;
   }
 
-  /** Bytes of all the objects held. */
+  /** Charge of all the objects held, in bytes. */
   get bytes(): number {
     return this.#bytes;
   }
 
   /**
-   * Why an object of `bytes`, to be held under `key` in `namespace`, may not be held, else
-   * undefined: TooLarge past maxObjectBytes on its own, then NotAdmitted when `admit` says
+   * Why an object charged `bytes`, to be held under `key` in `namespace`, may not be held, else
+   * undefined: TooLarge past maxObjectCharge on its own, then NotAdmitted when `admit` says
    * why (it is asked only of an object not too large), then CacheFull (`full`).
    */
   refusal(
@@ -66,37 +67,37 @@ export class CacheBudget {
     return this.#full(key, namespace, bytes);
   }
 
-  /** TooLarge when an object of `bytes` is past maxObjectBytes on its own, else undefined. */
+  /** TooLarge when an object charged `bytes` is past maxObjectCharge on its own, else undefined. */
   #tooLarge(bytes: number): Refusal | undefined {
-    const max = this.#limits.maxObjectBytes;
+    const max = this.#limits.maxObjectCharge;
     if (max === undefined || bytes <= max) return undefined;
     return {
       reason: 'TooLarge',
-      message: `it takes ${bytes} bytes once trimmed, more than the ${max} the operator caches`,
+      message: `it costs ${bytes} bytes of the operator's heap once trimmed, more than the ${max} it caches of one object`,
     };
   }
 
   /**
-   * CacheFull when holding `bytes` under `key` (replacing what it holds there) would take the
+   * CacheFull when holding a charge of `bytes` under `key` (replacing what it holds there) would take the
    * cache or `namespace` past its budget, else undefined. An object that does not grow is
    * never refused.
    */
   #full(key: string, namespace: string, bytes: number): Refusal | undefined {
     const grown = bytes - (this.#sizes.get(key) ?? 0);
     if (grown <= 0) return undefined;
-    const { maxCacheBytes, maxNamespaceBytes } = this.#limits;
-    if (maxCacheBytes !== undefined && this.#bytes + grown > maxCacheBytes)
+    const { maxCacheCharge, maxNamespaceCharge } = this.#limits;
+    if (maxCacheCharge !== undefined && this.#bytes + grown > maxCacheCharge)
       return {
         reason: 'CacheFull',
-        message: `the operator's cache of this kind is full (${maxCacheBytes} bytes)`,
+        message: `the operator's cache of this kind is full (${maxCacheCharge} bytes of heap)`,
       };
     if (
-      maxNamespaceBytes !== undefined &&
-      (this.#namespaceBytes.get(namespace) ?? 0) + grown > maxNamespaceBytes
+      maxNamespaceCharge !== undefined &&
+      (this.#namespaceBytes.get(namespace) ?? 0) + grown > maxNamespaceCharge
     )
       return {
         reason: 'CacheFull',
-        message: `the operator's cache of this kind holds its most for namespace ${namespace} (${maxNamespaceBytes} bytes)`,
+        message: `the operator's cache of this kind holds its most for namespace ${namespace} (${maxNamespaceCharge} bytes of heap)`,
       };
     return undefined;
   }

@@ -1,5 +1,5 @@
-// The caches' metrics, read from each informer at scrape time: the bytes and objects each
-// cache holds and the objects it refused, by reason. The `resource` label is the cached
+// The caches' metrics, read from each informer at scrape time: the heap charge (bytes,
+// heap-charge.ts: what the memory ledger counts) and the objects each cache holds and the objects it refused, by reason. The `resource` label is the cached
 // resource's plural name, fixed by the operator; `reason` is the closed REFUSAL_REASONS.
 
 import type { Registry } from 'prom-client';
@@ -15,8 +15,8 @@ export interface CacheSize {
 
 /**
  * Registers the caches' metrics on `registry`, read from `informers` (resource label →
- * informer) at each scrape: `aiops_cache_bytes{resource}` (JSON bytes of the cached objects,
- * Informer.bytes), `aiops_cache_objects{resource}` and
+ * informer) at each scrape: `aiops_cache_bytes{resource}` (heap charge of the cached objects
+ * in bytes, never below what the heap holds for them: Informer.bytes), `aiops_cache_objects{resource}` and
  * `aiops_cache_objects_refused_total{resource,reason}` (objects not cached, by RefusalReason).
  */
 export function registerCacheMetrics(
@@ -28,7 +28,7 @@ export function registerCacheMetrics(
   };
   new Gauge({
     name: 'aiops_cache_bytes',
-    help: 'Bytes of the JSON of the objects cached (after trimming), by resource',
+    help: 'Heap charge in bytes of the objects cached (after trimming), by resource: never below what the V8 heap holds for them, what the memory ledger bounds',
     labelNames: ['resource'],
     registers: [registry],
     collect() {
@@ -52,7 +52,7 @@ export function registerCacheMetrics(
   });
   new Counter({
     name: 'aiops_cache_objects_refused_total',
-    help: 'Objects not cached, by resource and reason: TooLarge (past the size bound once trimmed), NotAdmitted (such as a Deployment selector past its bound), CacheFull (past the cache budget)',
+    help: "Objects not cached, by resource and reason: TooLarge (past the object bound once trimmed), NotAdmitted (such as a Deployment selector past its bound), CacheFull (past the cache's or the namespace's share of the memory ledger)",
     labelNames: ['resource', 'reason'],
     registers: [registry],
     collect() {

@@ -1,8 +1,8 @@
 // The informer's refusals, on a scripted list and watch: an object `admit` turns away, one
-// over maxObjectBytes, and one that would take its namespace's share or the whole cache past
-// its byte budget are not cached, counted by reason, and remembered by key (what an AITask's
+// over maxObjectCharge, and one that would take its namespace's share or the whole cache past
+// its share of the heap charge are not cached, counted by reason, and remembered by key (what an AITask's
 // status says of its target) until the object is cached, deleted, or gone from a relist; the
-// byte counts follow what is cached, so room freed by a delete takes the next change.
+// charge follows what is cached, so room freed by a delete takes the next change.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,8 +10,7 @@ import type { List, ResourceClient, WatchEvent } from '../../lib/kube/resources.
 import type { ObjectMeta } from '../../api/schema/common.ts';
 import { eventually } from '../../test/harness/wait.ts';
 import type { Refusal } from './cache-budget.ts';
-import { Informer } from './informer.ts';
-import { jsonBytes } from './trim.ts';
+import { entryCharge, Informer } from './informer.ts';
 
 interface Obj {
   metadata: ObjectMeta;
@@ -53,7 +52,7 @@ function scripted(listed: () => Obj[]): {
 }
 
 test('objects past the namespace share, the cache budget, the size bound or admit are refused, counted and remembered', async () => {
-  const one = jsonBytes(obj('a', 'a1', '1', 100));
+  const one = entryCharge(obj('a', 'a1', '1', 100), {});
   const listed = [
     obj('a', 'a1', '1', 100),
     obj('a', 'a2', '1', 100),
@@ -68,9 +67,9 @@ test('objects past the namespace share, the cache budget, the size bound or admi
   const informer = new Informer<Obj>(client, {
     transform: (o) => o,
     admit: (o) => (o.bad === true ? 'it is odd' : undefined),
-    maxObjectBytes: 1000,
-    maxNamespaceBytes: 2 * one,
-    maxCacheBytes: 3 * one,
+    maxObjectCharge: 2000,
+    maxNamespaceCharge: 2 * one,
+    maxCacheCharge: 3 * one,
     onRefused: (o, _bytes, r) => refused.push([o.metadata.name ?? '', r]),
   });
   await informer.start();

@@ -30,26 +30,33 @@ export interface InformerOptions<T> {
   /** Applied to every object before caching (default: `slimMetadata`); may return a new object. */
   readonly transform?: (obj: T) => T;
   /**
-   * Largest transformed object cached, in bytes of its JSON (default: no bound). A larger one
-   * is refused: not cached (dropped from the cache, with a `delete` callback, if an earlier
-   * version was cached) and passed to `onRefused`.
+   * Largest transformed object cached, in bytes of heap charge (heap-charge.ts; default: no
+   * bound). A larger one is refused: not cached (dropped from the cache, with a `delete`
+   * callback, if an earlier version was cached) and passed to `onRefused`.
    */
-  readonly maxObjectBytes?: number;
+  readonly maxObjectCharge?: number;
+  /**
+   * Keys charged as shared by every object of the same shape (a schema's field names): only
+   * their slot is charged. Any other key is charged its string and a hidden class of its own
+   * (default: none is shared).
+   */
+  readonly sharedKeys?: ReadonlySet<string>;
   /**
    * Refuses a transformed object for what it holds (a message saying why), or admits it
    * (undefined); default: every object is admitted. Refused as NotAdmitted.
    */
   readonly admit?: (obj: T) => string | undefined;
   /**
-   * Bytes of transformed objects (JSON) the cache holds in all, and of one namespace's
-   * objects (defaults: no bound). An object that would take the cache or its namespace past
-   * its budget is refused as CacheFull (an earlier version is dropped) until it is seen again
-   * with room: its next change, or a relist.
+   * Heap charge of the objects the cache holds in all, and of one namespace's objects
+   * (defaults: no bound), each object's charge with its key and index entries (Informer.charge).
+   * An object that would take the cache or its namespace past its share is refused as CacheFull
+   * (an earlier version is dropped) until it is seen again with room: its next change, or a
+   * relist.
    */
-  readonly maxCacheBytes?: number;
-  readonly maxNamespaceBytes?: number;
-  /** Called with each refused object (transformed), its size in bytes and why; must not throw. */
-  readonly onRefused?: (obj: T, bytes: number, refusal: Refusal) => void;
+  readonly maxCacheCharge?: number;
+  readonly maxNamespaceCharge?: number;
+  /** Called with each refused object (transformed), its heap charge in bytes and why; must not throw. */
+  readonly onRefused?: (obj: T, charge: number, refusal: Refusal) => void;
   /** Where the strings of cached objects are interned (default: one pool shared by all informers). */
   readonly strings?: StringPool;
   /**

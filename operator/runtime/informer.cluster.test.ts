@@ -1,8 +1,8 @@
 // The informer's cache: what it keeps of each object (slimMetadata, a table test) and, on
 // the harness apiserver, that a list in many pages and the watch after it keep the cache
 // equal to the cluster (objects outside the label selector never enter it); that an object
-// over maxObjectBytes after the transform is refused (never cached, an earlier version
-// dropped with a delete callback) and the cache's byte count follows what it holds.
+// over maxObjectCharge after the transform is refused (never cached, an earlier version
+// dropped with a delete callback) and the cache's heap charge follows what it holds.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -11,8 +11,8 @@ import type { ObjectMeta } from '../../api/schema/common.ts';
 import { freshNamespace, testTransport } from '../../test/support/cluster.ts';
 import { scratchCRD } from '../../test/support/scratch-crd.ts';
 import { eventually } from '../../test/support/operator.ts';
-import { FAILING_AFTER, Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
-import { jsonBytes, trimMetadata } from './trim.ts';
+import { entryCharge, FAILING_AFTER, Informer, LAST_APPLIED_ANNOTATION, slimMetadata } from './informer.ts';
+import { trimMetadata } from './trim.ts';
 
 interface ConfigMap {
   metadata: ObjectMeta;
@@ -92,7 +92,7 @@ test('a list in pages and the watch after it keep the cache equal to the selecte
   assert.equal(informer.size, 5);
 });
 
-test('an object over maxObjectBytes after the transform is refused; the byte count follows the cache', async (t) => {
+test('an object over maxObjectCharge after the transform is refused; the charge follows the cache', async (t) => {
   const ns = await freshNamespace('informer-bound', (fn) => t.after(fn));
   const maps = new ResourceClient<ConfigMap>(await testTransport(), {
     group: '',
@@ -114,16 +114,16 @@ test('an object over maxObjectBytes after the transform is refused; the byte cou
     namespace: ns,
     labelSelector: 'set=bound',
     transform: (m) => ({ metadata: trimMetadata(m.metadata), ...(m.data ? { data: m.data } : {}) }),
-    maxObjectBytes: 2048,
-    onRefused: (m, bytes) => {
-      assert.ok(bytes > 2048);
+    maxObjectCharge: 4096,
+    onRefused: (m, charge) => {
+      assert.ok(charge > 4096);
       refused.push(m.metadata.name ?? '');
     },
   });
   informer.on({ delete: (m) => deleted.push(m.metadata.name ?? '') });
   t.after(() => informer.stop());
   await informer.start();
-  const bytesOfCache = (): number => informer.list().reduce((n, m) => n + jsonBytes(m), 0);
+  const bytesOfCache = (): number => informer.list().reduce((n, m) => n + entryCharge(m, {}), 0);
   assert.deepEqual(
     informer.list().map((m) => m.metadata.name),
     ['small'],
@@ -131,7 +131,7 @@ test('an object over maxObjectBytes after the transform is refused; the byte cou
   assert.deepEqual(refused, ['large']);
   assert.equal(informer.refused, 1);
   assert.equal(informer.bytes, bytesOfCache());
-  assert.ok(informer.bytes < 1024, `${informer.bytes} bytes cached`);
+  assert.ok(informer.bytes < 4096, `${informer.bytes} bytes charged`);
 
   await maps.patch(ns, 'large', { data: { v: 'now small' } });
   await eventually('the shrunk object to be cached', () =>

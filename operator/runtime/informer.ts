@@ -8,9 +8,10 @@
 // operator may not list (403 before the first list, with `onForbidden`: an admin has not
 // granted that kind) settles the cache as forbidden instead of failing: readers say so, and
 // the list is retried with the capped backoff until the grant comes.
-// Every object passes the transform (trim.ts) before it is cached; one past the byte budget
-// (cache-budget.ts: its own size, the cache's or its namespace's) or one `admit` turns away
-// is refused: not cached, counted by reason, reported, and remembered by key so a reader can
+// Every object passes the transform (trim.ts) before it is cached and is charged what it costs
+// the heap (heap-charge.ts, with its key and index entries); one past its budget
+// (cache-budget.ts: its own bound, the cache's share of the memory ledger or its namespace's)
+// or one `admit` turns away is refused: not cached, counted by reason, reported, and remembered by key so a reader can
 // say why it is missing (`refusal`).
 
 import { ForbiddenError, GoneError, ApiError, NotFoundError } from '../../lib/kube/errors.ts';
@@ -25,7 +26,7 @@ import { CacheBudget, MAX_REFUSALS_KEPT, type Refusal, type RefusalReason } from
 import { CacheIndexes } from './cache-index.ts';
 import type { InformerHandlers, InformerOptions, KubeObject } from './informer-options.ts';
 import { StringPool } from './intern.ts';
-import { jsonBytes } from './trim.ts';
+import { heapCharge, stringCharge } from './heap-charge.ts';
 
 export type { InformerHandlers, InformerOptions, KubeObject } from './informer-options.ts';
 
@@ -62,6 +63,24 @@ export function slimMetadata<T extends KubeObject>(obj: T): T {
 }
 
 const sharedStrings = new StringPool();
+
+/** Heap charge of one entry of a Map or Set (key and value slots, chain, buckets at a load factor of two), in bytes. */
+const MAP_ENTRY = 64;
+
+/**
+ * What caching `obj` costs the heap, in bytes of charge: its own (heapCharge, with the
+ * option's sharedKeys), its key's string and entries in the cache and the budget, and each of
+ * its index values with its entries. What Informer.bytes adds up and the budget bounds.
+ */
+export function entryCharge<T extends KubeObject>(
+  obj: T,
+  opts: Pick<InformerOptions<T>, 'sharedKeys' | 'indexers'>,
+): number {
+  let charge = heapCharge(obj, opts.sharedKeys) + stringCharge(objectKey(obj)) + 2 * MAP_ENTRY;
+  for (const indexer of Object.values(opts.indexers ?? {}))
+    for (const value of indexer(obj)) charge += stringCharge(value) + 2 * MAP_ENTRY;
+  return charge;
+}
 
 /** A self-healing cache of one resource type. */
 export class Informer<T extends KubeObject> {
@@ -133,7 +152,10 @@ export class Informer<T extends KubeObject> {
     return this.#cache.size;
   }
 
-  /** Bytes of the cached objects' JSON (as transformed): an estimate of the cache's memory. */
+  /**
+   * Heap charge of the cached objects (as transformed) with their keys and index entries, in
+   * bytes: never less than what the heap holds for them (heap-charge.test.ts).
+   */
   get bytes(): number {
     return this.#budget.bytes;
   }
@@ -323,7 +345,7 @@ export class Informer<T extends KubeObject> {
       return;
     }
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion && old !== undefined) return;
-    const bytes = jsonBytes(obj);
+    const bytes = entryCharge(obj, this.#opts);
     const refusal = this.#budget.refusal(key, obj.metadata.namespace ?? '', bytes, () =>
       this.#opts.admit?.(obj),
     );

@@ -1,6 +1,6 @@
 // The kinds an AITask may target and what differs between them. The cached kinds
 // (v2.TargetKind) are one table: the resource the target cache watches and whose /scale
-// subresource an action writes, the cache's page and byte budgets, the controller chain from
+// subresource an action writes, the cache's page budget and share of the memory ledger, the controller chain from
 // a pod up to the target (ownership is by controller references and UIDs, never labels), and
 // which of the target's pods a RestartPod or CordonNode takes first. Any other kind is read
 // through /scale (scale-targets.ts) with the resource discovery found, and its pods are the
@@ -10,6 +10,7 @@
 import { TARGET_KINDS as KINDS, type TargetKind } from '../../api/schema/v2.ts';
 import type { ResourceType } from '../../lib/kube/resources.ts';
 import type { Workload } from './kinds.ts';
+import type { LedgerShare } from './memory-ledger.ts';
 import { Resources } from '../../lib/kube/coordinates.ts';
 
 /** Which of a target's pods an action takes first (edges/pod-choice.ts). */
@@ -44,22 +45,23 @@ export interface TargetKindRules extends ActingRules {
    * the objects per page).
    */
   readonly pageBytes: number;
-  /** Bytes of trimmed objects (JSON) the cache holds in all. */
-  readonly cacheBytes: number;
-  /** Bytes of trimmed objects (JSON) of one namespace the cache holds: one tenant cannot fill it alone. */
-  readonly namespaceCacheBytes: number;
+  /**
+   * The cache's share of the memory ledger (memory-ledger.ts), in heap charge, and one
+   * namespace's share of it: one tenant cannot fill it alone.
+   */
+  readonly share: LedgerShare;
 }
 
 const MIB = 1024 * 1024;
 
 /**
  * Every target kind's rules.
- * - Deployment: pages of 16 MiB (10 objects of etcd's largest); 32 MiB of trimmed Deployments
- *   in all (a trimmed one is a few hundred bytes: ~60,000 real ones, over 6,000 at the
- *   selector bound), 4 MiB per namespace (an eighth).
+ * - Deployment: pages of 16 MiB (10 objects of etcd's largest); a quarter of the ledger
+ *   (~24 MiB of heap charge at the shipped limit: a trimmed Deployment with a three-label
+ *   selector is charged ~2 KiB, so ~12,000 of them), an eighth of that per namespace.
  * - StatefulSet: pages of 8 MiB (5 objects), so its first list beside the AITask's and the
- *   Deployments' adds half a page to the peak; 8 MiB in all (~15,000 real ones), 1 MiB per
- *   namespace (an eighth). Clusters run far fewer StatefulSets than Deployments.
+ *   Deployments' adds half a page to the peak; an eighth of the ledger (~12 MiB, ~6,000),
+ *   an eighth of that per namespace. Clusters run far fewer StatefulSets than Deployments.
  */
 export const TARGET_KINDS: Readonly<Record<TargetKind, TargetKindRules>> = {
   Deployment: {
@@ -68,16 +70,14 @@ export const TARGET_KINDS: Readonly<Record<TargetKind, TargetKindRules>> = {
     via: 'ReplicaSet',
     podOrder: 'worst',
     pageBytes: 16 * MIB,
-    cacheBytes: 32 * MIB,
-    namespaceCacheBytes: 4 * MIB,
+    share: { cache: 1 / 4, namespace: 1 / 8 },
   },
   StatefulSet: {
     kind: 'StatefulSet',
     resource: Resources.statefulsets,
     podOrder: 'highestOrdinal',
     pageBytes: 8 * MIB,
-    cacheBytes: 8 * MIB,
-    namespaceCacheBytes: 1 * MIB,
+    share: { cache: 1 / 8, namespace: 1 / 8 },
   },
 };
 

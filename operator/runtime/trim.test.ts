@@ -1,7 +1,7 @@
 // The cache transform: what trimMetadata, trimCustomObject, trimWorkload, trimPod and
 // trimReplicaSet keep and drop (table tests), which Deployment selectors are refused
-// (selectorRefusal: a table at the bounds and a property that every real-sized one passes),
-// and jsonBytes. That the reconciler decides the same on trimmed AITasks, and
+// (selectorRefusal: a table at the bounds and a property that every real-sized one passes).
+// That the reconciler decides the same on trimmed AITasks, and
 // the size bound's derivation from the v2 schema, are operator/cache-trim.test.ts.
 
 import assert from 'node:assert/strict';
@@ -11,7 +11,6 @@ import { LAST_APPLIED_ANNOTATION } from './informer.ts';
 import type { Deployment } from './kinds.ts';
 import fc from 'fast-check';
 import {
-  jsonBytes,
   MAX_SELECTOR_BYTES,
   MAX_SELECTOR_TERMS,
   selectorRefusal,
@@ -167,11 +166,6 @@ test('a Deployment keeps only replicas, selector, ready and available replicas',
     { kind: 'StatefulSet', metadata: { name: 's' }, spec: { replicas: 2 }, status: {} },
     "the kind is the cache's",
   );
-});
-
-test('jsonBytes counts UTF-8 bytes of the JSON text', () => {
-  assert.equal(jsonBytes({ a: 'é' }), Buffer.byteLength('{"a":"é"}'));
-  assert.equal(jsonBytes('x'.repeat(10)), 12);
 });
 
 test('a pod keeps identity, age, deletion, its controller reference, node, phase, Ready and its restarts added up', () => {

@@ -3,11 +3,13 @@
 // else a writer can put on an object (annotations such as kubectl's
 // last-applied-configuration or a tenant's 250 KiB blob, labels, managedFields, a
 // target's pod template) is dropped before the object enters a cache, so the cache's
-// size follows what the operator needs, not what tenants write. An object still larger than
-// MAX_CACHED_OBJECT_BYTES after trimming is not cached at all (informer.ts refuses it), nor
-// is a target whose selector is larger than any real one (selectorRefusal). Pods and
+// size follows what the operator needs, not what tenants write. An object that still costs
+// the heap more than MAX_OBJECT_CHARGE after trimming is not cached at all (informer.ts
+// refuses it, memory-ledger.ts), nor is a target whose selector is larger than any real one
+// (selectorRefusal). The keys of what is kept are the field names in METADATA_KEYS and
+// WORKLOAD_KEYS, shared by every cached object (heap-charge.ts charges them so). Pods and
 // ReplicaSets read for one evaluation are trimmed the same way before they are kept
-// (trimPod, trimReplicaSet). The page and cache budgets of the caches live here too, but for
+// (trimPod, trimReplicaSet). The page budgets of the caches live here too, but for
 // the target caches', which are per kind (target-kinds.ts).
 // Pure: objects in, new objects out; the input is not changed.
 
@@ -19,23 +21,12 @@ import type { LabelSelector, Pod, Workload } from './kinds.ts';
 export { APISERVER_MAX_OBJECT_BYTES, pageSizeFor };
 
 /**
- * Largest trimmed object a cache holds, in bytes of its JSON (UTF-8): 64 KiB. A trimmed
- * AITask is its spec (the schema bounds every string in it: at most ~41 KiB with every
- * character JSON-escaped to 6 bytes, ~7 KiB unescaped; operator/cache-trim.test.ts derives
- * both from the schema), its status as the operator writes it (seven condition types whose
- * messages are a sentence each, quoting at most the task's own query or names), and a few
- * hundred bytes of metadata. Only an object whose status or approval annotation someone made
- * huge passes it; it is refused rather than cached (informer.ts), so one tenant's objects
- * cannot grow the operator past its memory limit. A refused AITask is not reconciled (nor
- * finalized) until it shrinks; its refusal is logged and counted.
- */
-export const MAX_CACHED_OBJECT_BYTES = 64 * 1024;
-
-/**
  * Most JSON one page of the AITask cache's LIST may carry: 16 MiB. A page is read whole
- * before it is parsed, so its text, its parsed objects and each object's size check are
- * alive at once (about three times the text): at most ~50 MiB of the operator's
- * ~259 MiB V8 heap (what Node 24 derives under the shipped 384 Mi limit), at its first list too.
+ * before it is parsed, so its text and its parsed objects are alive at once: about three
+ * times the text for real objects, up to ~90 MiB when it is all short strings (a heap string
+ * and its slot cost ~4.6 times their JSON), of the operator's ~259 MiB V8 heap (what Node 24
+ * derives under the shipped 384 Mi limit), at its first list too; the caches' ledger
+ * (memory-ledger.ts) leaves room for it.
  */
 export const TASK_PAGE_BYTES = 16 * 1024 * 1024;
 
@@ -73,10 +64,39 @@ export const MAX_PODS_CONSIDERED = 1000;
  */
 export const POD_PAGE_BYTES = 16 * 1024 * 1024;
 
-/** Size of `obj` as JSON text, in UTF-8 bytes: what the cache-size metric adds up. */
-export function jsonBytes(obj: unknown): number {
-  return Buffer.byteLength(JSON.stringify(obj));
-}
+/** The keys of trimMetadata's result (annotations' keys aside): shared by every cached object. */
+export const METADATA_KEYS: readonly string[] = [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'finalizers',
+  'annotations',
+];
+
+/** The keys of a custom resource as trimCustomObject keeps it (its spec's and status's aside). */
+export const CUSTOM_OBJECT_KEYS: readonly string[] = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+
+/** The keys of trimWorkload's result (the selector's matchLabels keys aside, which tenants choose). */
+export const WORKLOAD_KEYS: ReadonlySet<string> = new Set([
+  ...METADATA_KEYS,
+  'kind',
+  'metadata',
+  'spec',
+  'status',
+  'replicas',
+  'selector',
+  'matchLabels',
+  'matchExpressions',
+  'key',
+  'operator',
+  'values',
+  'readyReplicas',
+  'availableReplicas',
+]);
 
 /**
  * The metadata fields the operator reads (identity, resourceVersion, generation, age,

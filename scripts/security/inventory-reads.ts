@@ -12,6 +12,7 @@ import {
   TRANSPORT_TIME,
   type InputPath,
 } from './inventory-budgets.ts';
+import { ledgerPhrase } from './inventory-ledger.ts';
 
 /** Every read from the apiserver: the transport, the watched and listed kinds, the other calls. */
 export const READ_PATHS: readonly InputPath[] = [
@@ -51,8 +52,8 @@ export const READ_PATHS: readonly InputPath[] = [
     ],
     budgets: {
       bytes:
-        'a page ≤ 16 MiB (10 objects of etcd’s 1.5 MiB); an object over 64 KiB once trimmed (metadata the operator reads, spec, status) is refused, logged and counted (aiops_cache_objects_refused_total)',
-      count: '10 per page; the cache holds trimmed objects only, its bytes in aiops_cache_bytes',
+        'a page ≤ 16 MiB (10 objects of etcd’s 1.5 MiB); each object trimmed to the metadata the operator reads, spec and status before it is charged',
+      count: `10 per page; ${ledgerPhrase('aitasks')}; a refused task is not cached, so not reconciled until it changes or shrinks: counted (aiops_cache_objects_refused_total{reason}) and logged once per task and reason a minute; it never holds back the cache’s sync, so a start with any number refused becomes ready`,
       concurrency: 'one list or watch at a time',
       rate: RELIST_RATE,
       time: `${PAGE_TIME}; watch reopened when the apiserver ends it`,
@@ -62,11 +63,18 @@ export const READ_PATHS: readonly InputPath[] = [
       'operator/runtime/trim.ts',
       'operator/runtime/informer.ts',
       'operator/runtime/cache-budget.ts',
+      'operator/runtime/heap-charge.ts',
+      'operator/runtime/memory-ledger.ts',
+      'operator/task-cache-share.ts',
+      'operator/assembly-caches.ts',
     ],
     provedBy: [
       'operator/runtime/page-budget.test.ts',
+      'operator/runtime/heap-charge.test.ts',
+      'scripts/security/cache-ledger.test.ts',
       'test/attacks/big-status.test.ts',
       'test/attacks/cache-bounds.test.ts',
+      'test/attacks/cache-ledger.test.ts',
     ],
   },
   {
@@ -101,8 +109,7 @@ export const READ_PATHS: readonly InputPath[] = [
     budgets: {
       bytes:
         'pages of 10 Deployments (16 MiB of etcd’s largest objects) or 5 StatefulSets (8 MiB), each object trimmed to kind, identity, replicas, selector and ready counts before it is kept; a selector over 32 terms or 4 KiB is refused and said in the task’s status (TargetRefused)',
-      count:
-        'the caches hold at most 32 MiB of trimmed Deployments (4 MiB per namespace) and 8 MiB of trimmed StatefulSets (1 MiB per namespace); what does not fit is refused, counted (aiops_cache_objects_refused_total{reason="CacheFull"}) and said in the task’s status',
+      count: `Deployments: ${ledgerPhrase('deployments')}. StatefulSets: ${ledgerPhrase('statefulsets')}. What is refused is counted (aiops_cache_objects_refused_total{reason}) and said in the status of the tasks that target it`,
       concurrency: 'one list or watch at a time per kind; one scale read and write per action',
       rate: RELIST_RATE,
       time: PAGE_TIME,
@@ -113,10 +120,14 @@ export const READ_PATHS: readonly InputPath[] = [
       'operator/runtime/trim.ts',
       'operator/runtime/informer.ts',
       'operator/runtime/cache-budget.ts',
+      'operator/runtime/heap-charge.ts',
+      'operator/runtime/memory-ledger.ts',
       'operator/observe.ts',
     ],
     provedBy: [
       'operator/runtime/trim.test.ts',
+      'operator/runtime/heap-charge.test.ts',
+      'scripts/security/cache-ledger.test.ts',
       'operator/runtime/page-budget.test.ts',
       'operator/runtime/cache-budget.test.ts',
       'operator/runtime/informer-budget.test.ts',

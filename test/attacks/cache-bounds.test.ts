@@ -2,8 +2,9 @@
 // (bounded caches): annotations up to the apiserver's 256 KiB limit on every task,
 // and an approval annotation (the one annotation the cache keeps) too large to be one. The
 // caches keep only what the operator reads (operator/runtime/trim.ts) and refuse what is
-// still too large, so the cache grows by a few hundred bytes per task, not by the
-// annotations; asserted on the operator's own `aiops_cache_bytes`, never on time. After the
+// still too large, so the cache grows by a few KiB of heap charge per task (its spec and the
+// status the operator writes), not by the annotations; asserted on the operator's own
+// `aiops_cache_bytes`, never on time. After the
 // attack the operator process is the one that started and alice's task still follows her
 // changes (stage.ts `bystander`).
 
@@ -70,10 +71,12 @@ test(`${TASKS} AITasks with ${ANNOTATION_BYTES / 1024} KiB annotations each are 
   );
   const grown = (await op.metric('aiops_cache_bytes', { resource: 'aitasks' })) - bytesBefore;
   const raw = TASKS * ANNOTATION_BYTES;
-  t.diagnostic(`cache grew by ${grown} bytes for ${TASKS} tasks carrying ${raw} bytes of annotations`);
+  t.diagnostic(
+    `cache grew by ${grown} bytes of heap charge for ${TASKS} tasks carrying ${raw} bytes of annotations`,
+  );
   assert.ok(
-    grown < TASKS * 4096,
-    `the cache grew by ${grown} bytes for ${TASKS} tasks (≤ 4 KiB each expected; their annotations alone are ${raw} bytes)`,
+    grown < TASKS * 16 * 1024,
+    `the cache grew by ${grown} bytes for ${TASKS} tasks (≤ 16 KiB of heap charge each expected; their annotations alone are ${raw} bytes)`,
   );
   assert.ok(
     op.logs.some(

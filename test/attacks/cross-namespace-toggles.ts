@@ -1,14 +1,15 @@
 // The attack both cross-namespace fan-out files play: mallory's AITasks name alice's
 // Deployment `app` (the one alice's bystander task watches), and mallory toggles each of them
-// over and under the cache's 64 KiB object limit (MAX_CACHED_OBJECT_BYTES) by writing and
-// removing a 70 KiB approval annotation, the one annotation the cache keeps. Each time a task
+// over and under the cache's 64 KiB object bound (MAX_OBJECT_CHARGE, in heap charge, where a
+// Latin-1 string costs its length and 32) by writing and removing a 70 KiB approval
+// annotation, the one annotation the cache keeps. Each time a task
 // grows past the limit the cache drops it as deleted, as if it had been deleted. What it costs
 // alice is counted by Prometheus itself: only alice's task queries it, since mallory's never
 // read alice's Deployment's metric (refused, or not the target's owner).
 
 import { APPROVE_ANNOTATION } from '../../api/install.ts';
 import { findCondition } from '../../api/status/conditions.ts';
-import { MAX_CACHED_OBJECT_BYTES } from '../../operator/runtime/trim.ts';
+import { MAX_OBJECT_CHARGE } from '../../operator/runtime/memory-ledger.ts';
 import { eventually } from '../support/operator.ts';
 import { LOAD, loadTask, type Stage } from './stage.ts';
 
@@ -17,7 +18,7 @@ const TASKS = ['cross0', 'cross1', 'cross2', 'cross3'];
 /** Times each task is grown past the limit and shrunk back. */
 const TOGGLES = 40;
 /** An approval annotation that alone takes the trimmed task past the cache's limit. */
-const BLOB = 'x'.repeat(MAX_CACHED_OBJECT_BYTES + 6 * 1024);
+const BLOB = 'x'.repeat(MAX_OBJECT_CHARGE + 6 * 1024);
 /** The interval of alice's bystander task (stage.ts loadTask's default), in seconds. */
 export const ALICE_INTERVAL_S = 10;
 

@@ -83,6 +83,13 @@ export interface Stage {
    * does not get ready.
    */
   restartOperator(): Promise<void>;
+  /**
+   * Stops the operator (SIGTERM), its hosted webhook with it, until startOperator; throws as
+   * restartOperator does for the old one. `operator` is the stopped process meanwhile.
+   */
+  stopOperator(): Promise<void>;
+  /** Starts the stopped operator again as it was started; resolves or throws as restartOperator does for the new one. */
+  startOperator(): Promise<void>;
   /** The tenant that attacks. */
   readonly mallory: Tenant;
   /** A bystander tenant whose work must go on undisturbed. */
@@ -293,6 +300,12 @@ export async function startStage(log: (line: string) => void, opts: StageOptions
       },
       async restartOperator() {
         await operator.stop();
+        operator = await start();
+      },
+      async stopOperator() {
+        await operator.stop();
+      },
+      async startOperator() {
         operator = await start();
       },
       mallory,

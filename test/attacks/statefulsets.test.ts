@@ -17,7 +17,14 @@ import { test } from 'node:test';
 import { findCondition } from '../../api/status/conditions.ts';
 import type * as v2 from '../../api/schema/v2.ts';
 import { TARGET_KINDS } from '../../operator/runtime/target-kinds.ts';
-import { MAX_CACHED_OBJECT_BYTES } from '../../operator/runtime/trim.ts';
+import { heapCharge } from '../../operator/runtime/heap-charge.ts';
+import {
+  chargeBounds,
+  ledgerCharge,
+  MAX_OBJECT_CHARGE,
+  memoryBasis,
+} from '../../operator/runtime/memory-ledger.ts';
+import { OPERATOR_MEMORY_LIMIT_MIB } from '../../scripts/olm/deployment.ts';
 import { eventually } from '../support/operator.ts';
 import { statefulSet } from '../support/workloads.ts';
 import { LOAD, loadTask, type Tenant } from './stage.ts';
@@ -27,10 +34,10 @@ import { useStage } from './use-stage.ts';
 const DB = 'db';
 const DB_REPLICAS = 2;
 /**
- * Finalizers on each StatefulSet mallory fills her share with: ~52 KB of JSON, which trimming
- * keeps, under MAX_CACHED_OBJECT_BYTES.
+ * Finalizers on each StatefulSet mallory fills her share with: ~33 KB of JSON, ~50 KiB of
+ * heap charge, which trimming keeps, under MAX_OBJECT_CHARGE.
  */
-const FINALIZERS = 700;
+const FINALIZERS = 450;
 
 /**
  * The running pods of `tenant` whose names pass `named`, name to UID, once there are `count`
@@ -202,12 +209,13 @@ test('RestartPod on a StatefulSet evicts its own pod, never a bare pod on its la
 test("one namespace's StatefulSets fill only its share of the StatefulSet cache: the next as large is refused in its task's status, another namespace's is found", async (t) => {
   const m = stage.mallory;
   const a = stage.alice;
-  const share = TARGET_KINDS.StatefulSet.namespaceCacheBytes;
+  const ledger = ledgerCharge(memoryBasis(stage.heapLimitMiB * 2 ** 20, OPERATOR_MEMORY_LIMIT_MIB * 2 ** 20));
+  const share = chargeBounds(ledger, TARGET_KINDS.StatefulSet.share).maxNamespaceCharge;
   const finalizers = Array.from({ length: FINALIZERS }, (_, j) => `fill.example.com/${'f'.repeat(48)}-${j}`);
-  const perObject = Buffer.byteLength(JSON.stringify(finalizers));
+  const perObject = heapCharge(finalizers);
   assert.ok(
-    perObject < MAX_CACHED_OBJECT_BYTES - 4096,
-    `${perObject} bytes of finalizers fit one cached object`,
+    perObject < MAX_OBJECT_CHARGE - 4096,
+    `${perObject} bytes of charge of finalizers fit one cached object`,
   );
   const fat = Math.ceil(share / perObject) + 2;
   for (let i = 0; i < fat; i++) {

@@ -46,17 +46,22 @@ const OVERSIZED = 1500;
 /** 250 KiB: just under the apiserver's 256 KiB limit on an object's annotations. */
 const OVERSIZED_BYTES = 250 * 1024;
 
-const TRIM_MODULE = join(root, 'operator/runtime/trim.ts');
-const UNTRIMMED_MODULE = join(root, 'test/bench/untrimmed-cache.ts');
-/** esbuild plugin: every import of trim.ts but untrimmed-cache.ts's own resolves to untrimmed-cache.ts. */
+/** The modules the untrimmed baseline bundles in place of the shipped ones. */
+const UNTRIMMED: Readonly<Record<string, string>> = {
+  [join(root, 'operator/runtime/trim.ts')]: join(root, 'test/bench/untrimmed-cache.ts'),
+  [join(root, 'operator/runtime/memory-ledger.ts')]: join(root, 'test/bench/unbounded-ledger.ts'),
+};
+/**
+ * esbuild plugin: every import of trim.ts resolves to untrimmed-cache.ts and of
+ * memory-ledger.ts to unbounded-ledger.ts, but the stand-in's own import of what it stands in for.
+ */
 const untrimmedCache: Plugin = {
   name: 'untrimmed-cache',
   setup(b) {
-    b.onResolve({ filter: /trim\.ts$/ }, (args) =>
-      args.importer !== UNTRIMMED_MODULE && resolve(args.resolveDir, args.path) === TRIM_MODULE
-        ? { path: UNTRIMMED_MODULE }
-        : undefined,
-    );
+    b.onResolve({ filter: /(trim|memory-ledger)\.ts$/ }, (args) => {
+      const standIn = UNTRIMMED[resolve(args.resolveDir, args.path)];
+      return standIn !== undefined && args.importer !== standIn ? { path: standIn } : undefined;
+    });
   },
 };
 
