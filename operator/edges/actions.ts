@@ -112,14 +112,19 @@ export class Actions {
   /**
    * Resolves `plan` on the target: picks one of the pods it owns (and its node), the one the
    * metric named when it is one of them, else the first in its kind's order; checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
-   * the node).
+   * the node). `signal` (the reconcile's deadline) aborts the lists of its pods and ReplicaSets.
    */
-  async prepare(plan: ActionPlan, target: Workload, owner: ActingTask): Promise<Prepared | Unprepared> {
+  async prepare(
+    plan: ActionPlan,
+    target: Workload,
+    owner: ActingTask,
+    signal?: AbortSignal,
+  ): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
     const namespace = target.metadata.namespace ?? '';
     const rules = rulesOf(target);
-    const { pods, unread } = await this.#podsOf(namespace, target);
+    const { pods, unread } = await this.#podsOf(namespace, target, signal);
     const pod = pickPod(pods, rules.podOrder, 'pod' in plan ? plan.pod : undefined);
     if (!pod)
       return {
@@ -214,9 +219,13 @@ export class Actions {
    * narrows every list, read a page of pageSizeFor(POD_PAGE_BYTES) at a time, the
    * ownerReferences decide. A Deployment's owned ReplicaSets are found first (at most
    * MAX_PODS_CONSIDERED), and pods are not read when there are none. `unread`: an owner on a
-   * chain the operator may not read.
+   * chain the operator may not read. `signal` aborts the lists.
    */
-  async #podsOf(namespace: string, target: Workload): Promise<{ pods: Pod[]; unread?: string }> {
+  async #podsOf(
+    namespace: string,
+    target: Workload,
+    signal?: AbortSignal,
+  ): Promise<{ pods: Pod[]; unread?: string }> {
     const uid = target.metadata.uid;
     if (uid === undefined || uid === '') return { pods: [] };
     const rules = rulesOf(target);
@@ -228,10 +237,15 @@ export class Actions {
     };
     const controllers = new Set<string>();
     if (rules.via === 'ReplicaSet')
-      await this.#replicaSets.forEachPage(namespace, narrowed, (items) => {
-        for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
-        return controllers.size < MAX_PODS_CONSIDERED;
-      });
+      await this.#replicaSets.forEachPage(
+        namespace,
+        narrowed,
+        (items) => {
+          for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
+          return controllers.size < MAX_PODS_CONSIDERED;
+        },
+        signal,
+      );
     else controllers.add(uid);
     if (controllers.size === 0) return { pods: [] };
     const pods: Pod[] = [];
@@ -239,11 +253,16 @@ export class Actions {
       rules.via === 'owners'
         ? (items: Pod[]) => items.filter((p) => (p.metadata.ownerReferences ?? []).length > 0)
         : (items: Pod[]) => podsControlledBy(rules.via ?? rules.kind, controllers, items);
-    await this.#pods.forEachPage(namespace, narrowed, (items) => {
-      for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
-      return pods.length < MAX_PODS_CONSIDERED;
-    });
-    return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods) : { pods };
+    await this.#pods.forEachPage(
+      namespace,
+      narrowed,
+      (items) => {
+        for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
+        return pods.length < MAX_PODS_CONSIDERED;
+      },
+      signal,
+    );
+    return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods, signal) : { pods };
   }
 
   async #scale(target: Workload, from: number, replicas: number): Promise<ActionOutcome> {

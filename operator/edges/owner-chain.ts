@@ -53,9 +53,14 @@ export class OwnerChain {
    * reference) whose controller chain leads to `targetUID` within MAX_OWNER_HOPS owners.
    * An owner that is gone, has another UID, is of a kind discovery does not find, or past
    * MAX_OWNERS_READ, ends its chain (its pods are not the target's). Rejects on errors a
-   * retry may fix; a 403 ends the chain and is said in `unread`.
+   * retry may fix; a 403 ends the chain and is said in `unread`. `signal` aborts the reads.
    */
-  async podsLeadingTo(targetUID: string, namespace: string, pods: readonly Pod[]): Promise<ChainResult> {
+  async podsLeadingTo(
+    targetUID: string,
+    namespace: string,
+    pods: readonly Pod[],
+    signal?: AbortSignal,
+  ): Promise<ChainResult> {
     const parents = new Map<string, Promise<ControllerRef | undefined>>();
     let unread: string | undefined;
     const parentOf = (ref: ControllerRef): Promise<ControllerRef | undefined> => {
@@ -64,7 +69,7 @@ export class OwnerChain {
         parent =
           parents.size >= MAX_OWNERS_READ
             ? Promise.resolve(undefined)
-            : this.#read(namespace, ref).catch((err: unknown) => {
+            : this.#read(namespace, ref, signal).catch((err: unknown) => {
                 if (!(err instanceof ForbiddenError)) throw err;
                 unread = err.message;
                 return undefined;
@@ -84,7 +89,11 @@ export class OwnerChain {
   }
 
   /** The controller of the owner `ref` names, when that owner exists in `namespace` with `ref`'s UID. */
-  async #read(namespace: string, ref: ControllerRef): Promise<ControllerRef | undefined> {
+  async #read(
+    namespace: string,
+    ref: ControllerRef,
+    signal?: AbortSignal,
+  ): Promise<ControllerRef | undefined> {
     if (!isDnsSubdomain(ref.name)) return undefined;
     const resource = await this.#discovery.resource(ref.apiVersion, ref.kind);
     if (resource === undefined) return undefined;
@@ -93,6 +102,7 @@ export class OwnerChain {
       query: { fieldSelector: `metadata.name=${ref.name}`, limit: 1 },
       maxResponseBytes: MAX_OBJECT_JSON_BYTES,
       timeoutMs: OWNER_READ_TIMEOUT_MS,
+      ...(signal !== undefined ? { signal } : {}),
     });
     const owner = page.items[0];
     return owner?.metadata.uid === ref.uid ? controllerOf(owner.metadata) : undefined;
