@@ -184,8 +184,9 @@ async function resolve(
  * decision already waiting for the same action keeps the choice it recorded unless
  * `reread` (this reconcile read the metric afresh: by the task's interval, or paid by its
  * namespace's budget): the target's pods are read at most once per evaluation that reads
- * the metric, never on the reconciles a write triggers without one. A new decision's first
- * choice is paid by `spend` (Spend.must).
+ * the metric, never on the reconciles a write triggers without one (while it names no pod yet,
+ * one its namespace's budget pays, Spend.may). A new decision's first choice is paid by
+ * `spend` (Spend.must).
  */
 export async function choiceToApprove(
   actions: Actions,
@@ -199,7 +200,8 @@ export async function choiceToApprove(
   if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
   const waiting = task.status?.pendingDecision;
   if (waiting?.blockedBy !== 'AwaitingApproval' || waiting.action !== plan.action) spend.must();
-  else if (!reread) return waiting.effect !== undefined ? { ...extra, effect: waiting.effect } : extra;
+  else if (!reread && (waiting.effect?.pod !== undefined || !spend.may()))
+    return waiting.effect !== undefined ? { ...extra, effect: waiting.effect } : extra;
   const chosen = await actions.prepare(plan, target, actingTask(task), deadline.signal);
   return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
 }
