@@ -23,7 +23,6 @@ import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import type { ActingTask } from './edges/cordons.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { Workload } from './runtime/kinds.ts';
-import type { Spend } from './reconcile-budget.ts';
 import type { Run } from './reconcile-deadline.ts';
 
 /** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
@@ -109,7 +108,7 @@ export async function preflight(
   const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
   const advised =
     llm !== undefined && extra.decisionId === undefined
-      ? await advise(d, key, task, act, llm, target, extra, now, spend)
+      ? await advise(d, key, task, act, llm, target, extra, now, { spend, deadline })
       : { verdict: act, extra };
   return resolve(d, task, advised.verdict, target, advised.extra, { spend, deadline });
 }
@@ -124,21 +123,19 @@ async function advise(
   target: Workload,
   extra: EvaluationExtra,
   now: number,
-  spend: Spend,
+  { spend, deadline }: Run,
 ): Promise<{ verdict: ActVerdict; extra: EvaluationExtra }> {
   spend.must(2);
   const reasons = await d.events.recentReasons(target, now);
   const ctx = adviceContext(task, act.value, act.since, target, reasons, now, d.defaults);
   const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
-  const advice = await withDeadline(
-    d.advisor.advise(key, bounded, ctx),
-    (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS,
-    () => ({
-      kind: 'fallback' as const,
-      reason: 'LLMTimeout' as const,
-      message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
-    }),
-  );
+  const bound = (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS;
+  deadline.extend(bound);
+  const advice = await withDeadline(d.advisor.advise(key, bounded, ctx), bound, () => ({
+    kind: 'fallback' as const,
+    reason: 'LLMTimeout' as const,
+    message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
+  }));
   const advised = applyAdvice(act.plan, advice);
   return { verdict: { ...act, plan: advised.plan }, extra: { ...extra, ...advised.extra } };
 }

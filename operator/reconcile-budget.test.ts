@@ -78,11 +78,11 @@ test('TaskMemory.overran: the namespace pays a call a second held, and the retry
   const memory = new TaskMemory(budget);
   memory.due('a/t', true, now, 60_000);
   now = 60_000;
-  memory.overran('a/t', 'a', now, 10_000);
+  memory.overran('a/t', now, 10_000);
   const retry = memory.spend('a/t', 'a', now + 5);
   assert.equal(retry.due, false);
   assert.equal(retry.may(), true, '20 - 10 tokens left');
-  memory.overran('a/t', 'a', now, 10_000);
+  memory.overran('a/t', now, 10_000);
   assert.equal(memory.spend('a/t', 'a', now).may(), false, 'two overruns spent the burst');
 });
 
@@ -111,4 +111,17 @@ test('ReconcileDeadline: once committed the run is not cut', async (t) => {
   assert.equal(deadline.signal.aborted, false);
   finish('acted');
   assert.equal(await run, 'acted');
+});
+
+test('ReconcileDeadline.extend: an LLM call moves the deadline out by its own bound', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+  const deadline = new ReconcileDeadline(10_000);
+  const outcome = deadline.run(new Promise<string>(() => undefined)).catch((err: unknown) => err);
+  t.mock.timers.tick(4_000);
+  deadline.extend(11_000);
+  t.mock.timers.tick(16_999);
+  assert.equal(deadline.signal.aborted, false, 'still within 10 s plus the 11 s the call may take');
+  t.mock.timers.tick(1);
+  assert.ok((await outcome) instanceof DeadlineExceeded);
+  assert.equal(deadline.signal.aborted, true);
 });

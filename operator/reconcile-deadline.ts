@@ -4,7 +4,10 @@
 // outbound calls that take one (Prometheus), and every write it would still make checks the
 // deadline first, so a reconcile left behind writes nothing. Once the decision to act is about
 // to be written (`commit`), the reconcile is no longer cut: write, action and outcome go
-// together, each bounded by its own request's timeout, so an action is never left unrecorded.
+// together, each bounded by its own request's timeout, so an action is never left unrecorded;
+// a deleted task's cleanup (finalize.ts, bounded by its own 30 s) is not cut either.
+// An LLM call, bounded on its own by --llm-max-timeout, moves the deadline out by its bound
+// (`extend`): the advisor's fallback, not the deadline, ends a call that does not answer.
 
 import type { Spend } from './reconcile-budget.ts';
 
@@ -33,6 +36,9 @@ export class ReconcileDeadline {
   readonly #ms: number;
   readonly #abort = new AbortController();
   #committed = false;
+  /** When the deadline passes (ms, Date.now), and what `run` does then; set by `run`. */
+  #at = 0;
+  #arm: (() => void) | undefined;
 
   /** `ms`: the bound (default RECONCILE_DEADLINE_MS, 10 s). */
   constructor(ms = RECONCILE_DEADLINE_MS) {
@@ -55,21 +61,36 @@ export class ReconcileDeadline {
     this.#committed = true;
   }
 
+  /** Moves the deadline `ms` later (a call bounded on its own, the LLM's, is about to be made). */
+  extend(ms: number): void {
+    this.#at += ms;
+    this.#arm?.();
+  }
+
   /** `work`'s result, or DeadlineExceeded once the deadline passes before `commit`. */
   async run<T>(work: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    this.#at = Date.now() + this.#ms;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        if (this.#committed) return;
-        this.#abort.abort();
-        reject(new DeadlineExceeded(this.#ms));
-      }, this.#ms);
+      this.#arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => {
+            if (this.#committed) return;
+            this.#abort.abort();
+            reject(new DeadlineExceeded(this.#ms));
+          },
+          Math.max(0, this.#at - Date.now()),
+        );
+      };
+      this.#arm();
     });
     late.catch(() => undefined);
     work.catch(() => undefined);
     try {
       return await Promise.race([work, late]);
     } finally {
+      this.#arm = undefined;
       clearTimeout(timer);
     }
   }

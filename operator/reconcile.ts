@@ -19,7 +19,6 @@ import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../lib/log.ts';
-import { namespaceOf } from '../lib/keys.ts';
 import { targetNamespace } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { applyApproval } from './decision/approval.ts';
@@ -117,8 +116,7 @@ export class Reconciler {
       return await deadline.run(this.#reconcile(key, deadline));
     } catch (err) {
       if (err instanceof Deferred) return { requeueAfterMs: err.waitMs };
-      if (err instanceof DeadlineExceeded)
-        this.#memory.overran(key, namespaceOf(key), (this.#d.now ?? Date.now)(), err.ms);
+      if (err instanceof DeadlineExceeded) this.#memory.overran(key, (this.#d.now ?? Date.now)(), err.ms);
       const failure = terminalFailure(err);
       if (failure === undefined) throw err;
       return this.#stall(key, failure);
@@ -148,6 +146,7 @@ export class Reconciler {
     const log = d.log.with({ key });
     const [namespace = '', name = ''] = key.split('/');
     if (cached.metadata.deletionTimestamp !== undefined) {
+      deadline.commit(); // the cleanup is bounded by its own 30 s (finalize.ts), never cut
       await finalizeTask(d, cached, log);
       this.#forget(key);
       return {};

@@ -8,6 +8,7 @@
 
 import type * as v2 from '../api/schema/v2.ts';
 import { withDeadline } from '../lib/deadline.ts';
+import { namespaceOf } from '../lib/keys.ts';
 import { approvalOf } from './decision/approval.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
 import type { QueryRules } from './decision/metric-query.ts';
@@ -114,13 +115,13 @@ export class TaskMemory {
   }
 
   /**
-   * A reconcile of `key` in `namespace` was cut at its deadline after `heldMs`: its namespace
+   * A reconcile of `key` (namespace/name) was cut at its deadline after `heldMs`: its namespace
    * is charged one call per second the worker was held, and the task is not due again
    * before its last requeue has passed once more (its retries are off-interval, paid by the
    * budget), so tasks that always overrun hold no more workers than their budget buys.
    */
-  overran(key: string, namespace: string, now: number, heldMs: number): void {
-    this.#budget.charge(namespace, Math.ceil(heldMs / 1000));
+  overran(key: string, now: number, heldMs: number): void {
+    this.#budget.charge(namespaceOf(key), Math.ceil(heldMs / 1000));
     const seen = this.#seen.get(key);
     if (seen !== undefined) seen.dueAt = Math.max(seen.dueAt, now + (seen.everyMs ?? heldMs));
     else this.#seen.set(key, { dueAt: now + heldMs });

@@ -77,7 +77,7 @@ const seconds = (ms: number): string => `${ms / 1000} s`;
 export const OFF_INTERVAL_CALLS = `at most ${NAMESPACE_CALLS_PER_MINUTE} a minute per namespace (${NAMESPACE_CALLS_BURST} at once) for reconciles off the interval (an annotation, a spec edit, the operator’s own patch, a retry), shared with every other call they make; one cut at its deadline costs one a second it held the worker`;
 
 /** The deadline of a reconcile, rendered from operator/reconcile-deadline.ts. */
-export const RECONCILE_TIME = `within the reconcile’s ${seconds(RECONCILE_DEADLINE_MS)} deadline before it acts (then it ends, retried with backoff, and writes nothing)`;
+export const RECONCILE_TIME = `within the reconcile’s ${seconds(RECONCILE_DEADLINE_MS)} deadline before it acts, moved out by an LLM call’s own bound (past it the reconcile ends, writes nothing, and is retried with backoff)`;
 
 /** The connection caps of a listener under `budget` (default DEFAULT_CONNECTION_BUDGET). */
 export function connectionShares(

@@ -221,5 +221,6 @@ test('six RestartPod tasks waiting for approval do not read their pods again on 
   const after = await counts();
   withinBudget(t, before, after, writes);
   const lists = after.podLists - before.podLists;
+  t.diagnostic(`${lists} pod and ReplicaSet lists`);
   assert.ok(lists <= 2, `the waiting tasks' pods were listed ${lists} times for ${writes} writes`);
 });
