@@ -257,15 +257,16 @@ export class Reconciler {
       task = await this.#act(task, ev, ev.act, prepared, workload, { target, metric }, intervalMs, log, run);
     const w = { tasks: d.tasks, events: d.events, memory: this.#memory, ...run };
     const removeIn = await answerApproval(w, key, task, approval, unchanged && ev.act === undefined);
-    const requeue = Math.min(
-      this.#memory.due(key, spend.due || fresh, now, boundRequeue(ev.requeueAfterMs, intervalMs)),
-      removeIn ?? Infinity,
+    const requeue = this.#memory.due(
+      key,
+      spend.due || fresh,
+      now,
+      boundRequeue(ev.requeueAfterMs, intervalMs),
     );
-    return {
-      task,
-      requeueAfterMs: boundRequeue(requeue, intervalMs),
-      acted: ev.act !== undefined && prepared !== undefined && workload !== undefined,
-    };
+    const acted = ev.act !== undefined && prepared !== undefined && workload !== undefined;
+    // An action's effect is the operator's own to look at: the reconcile it triggers is due.
+    if (acted) this.#memory.wake(key);
+    return { task, requeueAfterMs: boundRequeue(Math.min(requeue, removeIn ?? Infinity), intervalMs), acted };
   }
 
   /**

@@ -138,7 +138,7 @@ export class TaskMemory {
     return true;
   }
 
-  /** Makes `key` due at once (a freed slot woke it: the operator's own requeue). */
+  /** Makes `key` due at once (a freed slot woke it, or it acted: the operator's own requeue). */
   wake(key: string): void {
     const seen = this.#seen.get(key);
     if (seen !== undefined) seen.dueAt = 0;
