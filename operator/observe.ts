@@ -2,14 +2,14 @@
 // its /scale, refused across namespaces unless allowed, owned by one AITask only, and said
 // refused when the operator would not read it) and the metric (the query decision/metric-query.ts chooses:
 // the default query rendered for the target, or the task's own query confined to the
-// target's namespace; read from Prometheus). Both become the observations `decide` takes.
+// target's namespace, which the reconciler sends to Prometheus or, off the task's interval,
+// answers with the last answer: reconcile.ts). Both become the observations `decide` takes.
 // A target whose owner wrote a selector no request can carry is TargetInvalid (invalidTarget).
 
 import { targetRef } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
 import { crossNamespaceRefusal, mayTarget, targetOwner } from './decision/caps.ts';
 import type { MetricObservation, TargetObservation } from './decision/decide.ts';
-import type { MetricReader } from './edges/prometheus.ts';
 import type { TargetInvalidError } from './edges/target-invalid.ts';
 import { metricQuery, type QueryRules } from './decision/metric-query.ts';
 import type { Informer } from './runtime/informer.ts';
@@ -79,25 +79,23 @@ export function invalidTarget(task: v2.AITask, err: TargetInvalidError): TargetO
   };
 }
 
-/** What reading the metric needs: Prometheus, and how the query is chosen and checked (metric-query.ts). */
-export interface MetricSources extends QueryRules {
-  /** Prometheus, or NO_PROMETHEUS when the operator has no URL. */
-  readonly prometheus: MetricReader;
-}
+/** What reading the metric comes to: the query to send, or the observation that stands without one. */
+export type MetricPlan = { readonly query: string } | { readonly observation: MetricObservation | undefined };
 
 /**
- * The metric for `task`, or undefined when the task is paused or its target was not found
- * (nothing is queried then). A query that cannot be rendered is QueryFailed, one that may not
- * be confined is QueryRefused, a `trigger.query` over the cost bounds is QueryTooExpensive
- * (never sent); otherwise Prometheus answers (edges/prometheus.ts says how).
+ * The query to send for `task`, or no query: an undefined observation when the task is
+ * paused or its target was not found (nothing is queried then); QueryFailed for a query that
+ * cannot be rendered, QueryRefused for one that may not be confined, QueryTooExpensive for a
+ * `trigger.query` over the cost bounds (never sent). The reconciler sends the query
+ * (edges/prometheus.ts says how) or, off its task's interval, reuses the last answer.
  */
-export async function observeMetric(
-  s: MetricSources,
+export async function metricPlan(
+  s: QueryRules,
   task: v2.AITask,
   target: TargetObservation,
   targetNs: string,
-): Promise<MetricObservation | undefined> {
-  if (task.spec.paused === true || !target.found) return undefined;
+): Promise<MetricPlan> {
+  if (task.spec.paused === true || !target.found) return { observation: undefined };
   const query = await metricQuery(task, targetNs, s);
-  return query.ok ? s.prometheus.query(query.query) : query;
+  return query.ok ? { query: query.query } : { observation: query };
 }

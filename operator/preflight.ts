@@ -4,8 +4,12 @@
 // in LLM mode (not for an approved decision, whose choice was made when it was approved),
 // and resolving the pod or node the action would touch within the cordon caps
 // (edges/actions.ts `prepare`). A decision approved for one pod or node that would now touch
-// another is not acted on: it waits for approval again. The leadership check right before
-// the write and the action is another thing, action-gate.ts.
+// another is not acted on: it waits for approval again. The LLM call and the pod's
+// resolution are charged to the namespace's reconcile budget when the reconcile runs off its
+// task's interval (reconcile-budget.ts). While a RestartPod or CordonNode waits for approval,
+// its pod is resolved only with a fresh metric read, at most once per interval unless its
+// namespace's budget pays (`choiceToApprove`), never on every reconcile a write triggers. The leadership check right before the write and the action is another
+// thing, action-gate.ts.
 
 import type * as v2 from '../api/schema/v2.ts';
 import { withDeadline } from '../lib/deadline.ts';
@@ -13,12 +17,15 @@ import { applyAdvice, adviceContext } from './llm/advice.ts';
 import type { Advisor, LLMSpec } from './llm/advisor.ts';
 import { approvalVoided, choiceChanged } from './decision/approval.ts';
 import type { RemediationSlots, SlotRefusal } from './decision/caps.ts';
-import { blockAct, type Defaults, type Verdict } from './decision/decide.ts';
+import { blockAct, decide, type Defaults, type MetricObservation, type Verdict } from './decision/decide.ts';
 import type { EvaluationExtra } from './decision/evaluate.ts';
 import { effectOf, type Actions, type Prepared } from './edges/actions.ts';
 import type { ActingTask } from './edges/cordons.ts';
 import type { EventRecorder } from './edges/events.ts';
 import type { Workload } from './runtime/kinds.ts';
+import type { Run } from './reconcile-deadline.ts';
+import { TargetInvalidError } from './edges/target-invalid.ts';
+import { invalidTarget } from './observe.ts';
 
 /** Default of `--llm-max-timeout`, in ms: the longest an LLM call holds a worker. */
 export const DEFAULT_LLM_MAX_TIMEOUT_MS = 10_000;
@@ -60,6 +67,46 @@ export interface Preflighted {
   readonly prepared?: Prepared;
 }
 
+/** What the gates read besides the verdict: the target, the metric, the clock and the run. */
+export interface GateInputs {
+  readonly workload: Workload | undefined;
+  readonly metric: MetricObservation | undefined;
+  readonly now: number;
+  readonly run: Run;
+  readonly reread: boolean;
+}
+
+/**
+ * The gates after the rules' verdict, in order: for a RestartPod or CordonNode waiting for
+ * approval, the pod or node it would touch (`choiceToApprove`; `reread` when the metric was
+ * read afresh); for an act, `preflight`. A target whose owner wrote a selector no LIST can
+ * carry (TargetInvalidError from either) becomes the task's TargetInvalid verdict, said in its
+ * status and evaluated again at the interval: never a reconcile error. Without a `workload`
+ * the verdict passes unchanged.
+ */
+export async function gateVerdict(
+  d: PreflightDeps & { readonly defaults: Defaults },
+  key: string,
+  task: v2.AITask,
+  verdict: Verdict,
+  extra: EvaluationExtra,
+  { workload, metric, now, run, reread }: GateInputs,
+): Promise<Preflighted> {
+  if (workload === undefined) return { verdict, extra };
+  try {
+    if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval')
+      return {
+        verdict,
+        extra: await choiceToApprove(d.actions, task, verdict.plan, workload, extra, run, reread),
+      };
+    if (verdict.kind === 'act') return await preflight(d, key, task, verdict, workload, extra, now, run);
+    return { verdict, extra };
+  } catch (err) {
+    if (!(err instanceof TargetInvalidError)) throw err;
+    return { verdict: decide(task, invalidTarget(task, err), metric, now, d.defaults), extra };
+  }
+}
+
 /**
  * `llm` with its timeout bounded by the operator's `maxMs`: the task's `timeoutSeconds` when
  * it is lower, else (also when unset) `maxMs` in seconds.
@@ -81,7 +128,9 @@ export function slotRefusalMessage({ holders, namespace, flag, cap }: SlotRefusa
 /**
  * Runs the checks of the header for the AITask `key` whose rules say `act`: the verdict
  * comes back blocked when one refuses, else with the action resolved (`prepared`). A
- * refused slot asks nothing further; Noop takes no slot.
+ * refused slot asks nothing further; Noop takes no slot. `spend` pays the LLM's advice and
+ * the resolution (Spend.must: may throw Deferred before either is asked); the deadline's
+ * signal aborts the resolution's reads.
  */
 export async function preflight(
   d: PreflightDeps,
@@ -91,6 +140,7 @@ export async function preflight(
   target: Workload,
   extra: EvaluationExtra,
   now: number,
+  { spend, deadline }: Run,
 ): Promise<Preflighted> {
   if (act.plan.action !== 'Noop') {
     const refused = d.slots.acquire(key, task.metadata.uid ?? key);
@@ -100,9 +150,9 @@ export async function preflight(
   const llm = task.spec.decision?.mode === 'LLM' ? task.spec.decision.llm : undefined;
   const advised =
     llm !== undefined && extra.decisionId === undefined
-      ? await advise(d, key, task, act, llm, target, extra, now)
+      ? await advise(d, key, task, act, llm, target, extra, now, { spend, deadline })
       : { verdict: act, extra };
-  return resolve(d, task, advised.verdict, target, advised.extra);
+  return resolve(d, task, advised.verdict, target, advised.extra, { spend, deadline });
 }
 
 /** `act` with the LLM's advice applied (its plan, source, note and LLMAvailable condition). */
@@ -115,19 +165,19 @@ async function advise(
   target: Workload,
   extra: EvaluationExtra,
   now: number,
+  { spend, deadline }: Run,
 ): Promise<{ verdict: ActVerdict; extra: EvaluationExtra }> {
+  spend.must(2);
   const reasons = await d.events.recentReasons(target, now);
   const ctx = adviceContext(task, act.value, act.since, target, reasons, now, d.defaults);
   const bounded = boundLLMTimeout(llm, d.llmMaxTimeoutMs ?? DEFAULT_LLM_MAX_TIMEOUT_MS);
-  const advice = await withDeadline(
-    d.advisor.advise(key, bounded, ctx),
-    (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS,
-    () => ({
-      kind: 'fallback' as const,
-      reason: 'LLMTimeout' as const,
-      message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
-    }),
-  );
+  const bound = (bounded.timeoutSeconds ?? 0) * 1000 + LLM_DEADLINE_GRACE_MS;
+  deadline.extend(bound);
+  const advice = await withDeadline(d.advisor.advise(key, bounded, ctx), bound, () => ({
+    kind: 'fallback' as const,
+    reason: 'LLMTimeout' as const,
+    message: `the LLM advisor did not answer within ${bounded.timeoutSeconds ?? 0}s`,
+  }));
   const advised = applyAdvice(act.plan, advice);
   return { verdict: { ...act, plan: advised.plan }, extra: { ...extra, ...advised.extra } };
 }
@@ -143,8 +193,10 @@ async function resolve(
   verdict: ActVerdict,
   target: Workload,
   extra: EvaluationExtra,
+  { spend, deadline }: Run,
 ): Promise<Preflighted> {
-  const prepared = await d.actions.prepare(verdict.plan, target, actingTask(task));
+  if (verdict.plan.action === 'RestartPod' || verdict.plan.action === 'CordonNode') spend.must();
+  const prepared = await d.actions.prepare(verdict.plan, target, actingTask(task), deadline.signal);
   if ('blockedBy' in prepared)
     return { verdict: blockAct(verdict, prepared.blockedBy, prepared.message), extra };
   const effect = effectOf(prepared);
@@ -167,7 +219,13 @@ async function resolve(
 
 /**
  * The pod (and node) a RestartPod or CordonNode waiting for approval would act on now,
- * recorded in its decision: the approver sees it, and the approval is bound to it.
+ * recorded in its decision: the approver sees it, and the approval is bound to it. The
+ * decision already waiting for the same action keeps the choice it recorded unless
+ * `reread` (this reconcile read the metric afresh: by the task's interval, or paid by its
+ * namespace's budget): the target's pods are read at most once per evaluation that reads
+ * the metric, never on the reconciles a write triggers without one (while it names no pod yet,
+ * one its namespace's budget pays, Spend.may). A new decision's first choice is paid by
+ * `spend` (Spend.must).
  */
 export async function choiceToApprove(
   actions: Actions,
@@ -175,9 +233,15 @@ export async function choiceToApprove(
   plan: Extract<Verdict, { kind: 'blocked' }>['plan'],
   target: Workload,
   extra: EvaluationExtra,
+  { spend, deadline }: Run,
+  reread: boolean,
 ): Promise<EvaluationExtra> {
   if (plan?.action !== 'RestartPod' && plan?.action !== 'CordonNode') return extra;
-  const chosen = await actions.prepare(plan, target, actingTask(task));
+  const waiting = task.status?.pendingDecision;
+  if (waiting?.blockedBy !== 'AwaitingApproval' || waiting.action !== plan.action) spend.must();
+  else if (!reread && (waiting.effect?.pod !== undefined || !spend.may()))
+    return waiting.effect !== undefined ? { ...extra, effect: waiting.effect } : extra;
+  const chosen = await actions.prepare(plan, target, actingTask(task), deadline.signal);
   return 'blockedBy' in chosen ? extra : { ...extra, effect: effectOf(chosen) };
 }
 

@@ -3,24 +3,22 @@
 // settle a decision an earlier run left in flight (verify its effect) → record the spec
 // revision → clamp the spec to the schema's bounds (a stored out-of-bounds value never makes
 // it hot-loop) → resolve the target (one AITask per workload) → read the metric (a tenant's
-// query confined to the target's namespace) → decide (pure) → approval → preflight
-// (remediation slots, LLM advice, resolving the pod/node within the cordon cap) → write the
-// decision → act → write the outcome → requeue after intervalSeconds. A target whose owner
-// wrote a selector no request can carry is the task's TargetInvalid verdict, never a reconcile
-// error (edges/target-invalid.ts). When the computed status equals the stored one nothing is
-// written and no Event is recorded. The observations are observe.ts, the checks before acting
-// preflight.ts, the deletion cleanup finalize.ts.
+// query confined to the target's namespace) → decide (pure) → approval → the gates
+// (preflight.ts: remediation slots, LLM advice, the pod/node within the cordon cap; a selector
+// its owner wrote that no request can carry is TargetInvalid, never a reconcile error) →
+// write the decision → act → write the outcome → requeue after intervalSeconds. An unchanged
+// status writes nothing and records no Event. A deadline (reconcile-deadline.ts) frees the
+// worker; off-interval calls are paid from the namespace's budget (reconcile-budget.ts) or
+// answered from task-memory.ts; approval-writes.ts answers the approval annotation.
 
 import { isDeepStrictEqual } from 'node:util';
 import type { AITaskClient } from '../api/aitask-client.ts';
-import { NotFoundError } from '../lib/kube/errors.ts';
 import { findCondition, metaTime } from '../api/status/conditions.ts';
 import { boundStatus } from '../api/status/bounded.ts';
 import { APPROVE_ANNOTATION, FINALIZER } from '../api/install.ts';
 import type { Logger } from '../lib/log.ts';
 import { targetNamespace } from '../api/schema/target.ts';
 import type * as v2 from '../api/schema/v2.ts';
-import { withDeadline } from '../lib/deadline.ts';
 import { applyApproval } from './decision/approval.ts';
 import type { Prepared } from './edges/actions.ts';
 import { mayTarget } from './decision/caps.ts';
@@ -41,18 +39,15 @@ import { terminalStatus } from './decision/terminal-status.ts';
 import { TERMINAL_RETRY_MS, terminalFailure, type TerminalFailure } from './runtime/terminal.ts';
 import { finalizeTask } from './finalize.ts';
 import type { MetricReader } from './edges/prometheus.ts';
-import { invalidTarget, observeMetric, observeTarget } from './observe.ts';
+import { observeTarget } from './observe.ts';
 import { TargetInvalidError } from './edges/target-invalid.ts';
+import { Deferred, ReconcileBudget } from './reconcile-budget.ts';
+import { TaskMemory } from './task-memory.ts';
+import { answerApproval } from './approval-writes.ts';
+import { DeadlineExceeded, ReconcileDeadline, type Run } from './reconcile-deadline.ts';
 import type { QueryBounds } from './decision/query-cost.ts';
-import { choiceToApprove, preflight, type PreflightDeps } from './preflight.ts';
+import { gateVerdict, type PreflightDeps } from './preflight.ts';
 import type { TargetReader } from './target-caches.ts';
-
-/**
- * Longest a Prometheus query holds a worker, in ms: the client's own 5 s per-query timeout
- * (edges/prometheus.ts) plus a second, so a server that dribbles its answer byte by byte
- * cannot keep the worker either.
- */
-export const PROMETHEUS_DEADLINE_MS = 6_000;
 
 /** Everything reconcile reads from and writes to (with what its preflight reads). */
 export interface ReconcilerDeps extends PreflightDeps {
@@ -88,6 +83,10 @@ export interface ReconcilerDeps extends PreflightDeps {
    * the cleanup there. Default: always go on.
    */
   readonly gate?: ActionGate;
+  /** What reconciles off their tasks' intervals may spend per namespace (default: a new ReconcileBudget, 60 calls a minute, 20 at once). */
+  readonly budget?: ReconcileBudget;
+  /** Deadline of a reconcile before it acts, in ms (default RECONCILE_DEADLINE_MS, 10 s). */
+  readonly reconcileDeadlineMs?: number;
 }
 
 /** The reconciler of AITasks. */
@@ -95,21 +94,28 @@ export class Reconciler {
   readonly #d: ReconcilerDeps;
   /** Keys of the tasks whose last status this reconciler decided has Stalled=True. */
   readonly #stalled = new Set<string>();
+  readonly #memory: TaskMemory;
 
   constructor(deps: ReconcilerDeps) {
     this.#d = deps;
+    this.#memory = new TaskMemory(deps.budget ?? new ReconcileBudget());
   }
 
   /**
    * Reconciles the AITask `namespace/name`. Throws on API errors a retry may fix (the
    * controller retries with backoff); one that no retry can fix (runtime/terminal.ts) is
    * recorded on the task as Stalled instead and tried again after TERMINAL_RETRY_MS (10 min)
-   * or on the next spec change.
+   * or on the next spec change. Past its deadline (reconcileDeadlineMs) before acting it
+   * throws DeadlineExceeded (retried with backoff); off its task's interval with its
+   * namespace's budget spent it does nothing and comes back when a token is due.
    */
   async reconcile(key: string): Promise<Result> {
+    const deadline = new ReconcileDeadline(this.#d.reconcileDeadlineMs);
     try {
-      return await this.#reconcile(key);
+      return await deadline.run(this.#reconcile(key, deadline));
     } catch (err) {
+      if (err instanceof Deferred) return { requeueAfterMs: err.waitMs };
+      if (err instanceof DeadlineExceeded) this.#memory.overran(key, (this.#d.now ?? Date.now)(), err.ms);
       const failure = terminalFailure(err);
       if (failure === undefined) throw err;
       return this.#stall(key, failure);
@@ -129,7 +135,7 @@ export class Reconciler {
     return { requeueAfterMs: TERMINAL_RETRY_MS };
   }
 
-  async #reconcile(key: string): Promise<Result> {
+  async #reconcile(key: string, deadline: ReconcileDeadline): Promise<Result> {
     const d = this.#d;
     const cached = d.taskCache.get(key);
     if (!cached) {
@@ -139,6 +145,7 @@ export class Reconciler {
     const log = d.log.with({ key });
     const [namespace = '', name = ''] = key.split('/');
     if (cached.metadata.deletionTimestamp !== undefined) {
+      deadline.commit(); // the cleanup is bounded by its own 30 s (finalize.ts), never cut
       await finalizeTask(d, cached, log);
       this.#forget(key);
       return {};
@@ -150,8 +157,11 @@ export class Reconciler {
         reason: 'Invalid',
         message: `the spec breaks its schema's rules: ${broken.join('; ')}`,
       });
+    const spend = this.#memory.spend(key, namespace, (d.now ?? Date.now)());
     let task = cached;
     if (!(task.metadata.finalizers ?? []).includes(FINALIZER)) {
+      spend.must();
+      deadline.check();
       task = await d.tasks.addFinalizer(namespace, name, FINALIZER, task);
       log.info('finalizer added');
     }
@@ -161,16 +171,18 @@ export class Reconciler {
     const seeding =
       seeded === undefined
         ? undefined
-        : this.#writeStatus(task, seeded, [], log).then((written) => {
+        : this.#writeStatus(task, seeded, [], log, deadline).then((written) => {
             log.info('status updated', { phase: seeded.phase });
             return written;
           });
     seeding?.catch(() => undefined);
     let acted = false;
     try {
-      if (seeding === undefined && isInFlight(task.status?.pendingDecision))
-        task = await this.#settle(await d.tasks.get(namespace, name), log);
-      const out = await this.#evaluate(key, task, log, seeding);
+      if (seeding === undefined && isInFlight(task.status?.pendingDecision)) {
+        spend.must(2);
+        task = await this.#settle(await d.tasks.get(namespace, name), log, deadline);
+      }
+      const out = await this.#evaluate(key, task, log, { spend, deadline }, seeding);
       task = out.task;
       acted = out.acted;
       return { requeueAfterMs: out.requeueAfterMs };
@@ -179,14 +191,20 @@ export class Reconciler {
     }
   }
 
-  /** `seeding`: the first-sight status write in flight, whose answer is the task decided on. */
+  /**
+   * `seeding`: the first-sight status write in flight, whose answer is the task decided on.
+   * `run.spend` pays the calls off the task's interval (Spend.must may throw Deferred before
+   * anything is written); `run.deadline` is checked before each write.
+   */
   async #evaluate(
     key: string,
     initial: v2.AITask,
     log: Logger,
+    run: Run,
     seeding?: Promise<v2.AITask>,
   ): Promise<{ task: v2.AITask; requeueAfterMs: number; acted: boolean }> {
     const d = this.#d;
+    const { spend, deadline } = run;
     let task: v2.AITask = { ...initial, spec: clampSpec(initial.spec) };
     const now = (d.now ?? Date.now)();
     const intervalMs = (task.spec.intervalSeconds ?? d.defaults.intervalSeconds) * 1000;
@@ -198,59 +216,52 @@ export class Reconciler {
     // A new generation's ControllerRevision is written while Prometheus answers (and, on first
     // sight, while the Pending status is written): none needs another, so a new AITask costs
     // two sequential round trips less.
-    const [seededTask, , metric] = await Promise.all([
+    const newGeneration = initial.status?.observedGeneration !== initial.metadata.generation;
+    if (newGeneration) spend.must();
+    const [seededTask, , { metric, fresh }] = await Promise.all([
       seeding,
-      initial.status?.observedGeneration !== initial.metadata.generation
-        ? d.history.record(initial)
-        : undefined,
-      withDeadline(observeMetric(d, task, target, targetNs), PROMETHEUS_DEADLINE_MS, () => ({
-        ok: false as const,
-        reason: 'MetricsUnavailable' as const,
-        message: `Prometheus did not answer within ${PROMETHEUS_DEADLINE_MS / 1000}s`,
-      })),
+      newGeneration ? d.history.record(initial) : undefined,
+      this.#memory.metric(d, key, task, target, targetNs, spend, deadline.signal),
     ]);
     if (seededTask !== undefined) task = { ...seededTask, spec: task.spec };
     // The target's UID binds a decision and its approval to the object the approver saw.
     const targetUID = workload?.metadata.uid;
     const approval = applyApproval(task, decide(task, target, metric, now, d.defaults), targetUID);
-    let verdict = approval.verdict;
-    let extra: EvaluationExtra = {
+    const approved: EvaluationExtra = {
       ...(targetUID !== undefined ? { targetUID } : {}),
       ...(approval.approvedId !== undefined
         ? { decisionId: approval.approvedId, note: `approved (${APPROVE_ANNOTATION})` }
         : {}),
     };
-    let prepared: Prepared | undefined;
-    try {
-      if (verdict.kind === 'blocked' && verdict.blockedBy === 'AwaitingApproval' && workload !== undefined)
-        extra = await choiceToApprove(d.actions, task, verdict.plan, workload, extra);
-      if (verdict.kind === 'act' && workload !== undefined)
-        ({ verdict, extra, prepared } = await preflight(d, key, task, verdict, workload, extra, now));
-    } catch (err) {
-      // What the target's owner wrote (a selector no LIST can carry) is said in this task's
-      // status like any other verdict, and evaluated again at the interval: not a reconcile error.
-      if (!(err instanceof TargetInvalidError)) throw err;
-      verdict = decide(task, invalidTarget(task, err), metric, now, d.defaults);
-      prepared = undefined;
-    }
+    const gates = { workload, metric, now, run, reread: fresh };
+    const { verdict, prepared, extra } = await gateVerdict(d, key, task, approval.verdict, approved, gates);
     if (verdict.kind === 'blocked' || verdict.kind === 'targetMissing')
       d.telemetry.refusals.inc({ reason: verdict.kind === 'blocked' ? verdict.blockedBy : verdict.reason });
-    if (approval.ignored) extra = { ...extra, events: [...(extra.events ?? []), approval.ignored] };
-    const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs, extra);
+    const events = approval.ignored ? [...(extra.events ?? []), approval.ignored] : extra.events;
+    const all: EvaluationExtra = { ...extra, ...(events !== undefined ? { events } : {}) };
+    const ev = evaluate(task, verdict, now, (d.newId ?? (() => crypto.randomUUID()))(), intervalMs, all);
     this.#judged(key, ev.status);
-
+    const unchanged = isDeepStrictEqual(task.status ?? {}, ev.status);
     if (ev.act === undefined || prepared === undefined || workload === undefined) {
-      if (!isDeepStrictEqual(task.status ?? {}, ev.status)) {
-        task = await this.#writeStatus(task, ev.status, ev.events, log);
+      if (!unchanged) {
+        spend.must(1 + ev.events.length);
+        task = await this.#writeStatus(task, ev.status, ev.events, log, deadline);
         log.info('status updated', { phase: ev.status.phase, verdict: verdict.kind });
-      } else if (approval.ignored) await d.events.record(task, [approval.ignored]);
-    } else task = await this.#act(task, ev, ev.act, prepared, workload, { target, metric }, intervalMs, log);
-    if (approval.consume) await this.#consumeApproval(task);
-    return {
-      task,
-      requeueAfterMs: boundRequeue(ev.requeueAfterMs, intervalMs),
-      acted: ev.act !== undefined && prepared !== undefined && workload !== undefined,
-    };
+      }
+    } else
+      task = await this.#act(task, ev, ev.act, prepared, workload, { target, metric }, intervalMs, log, run);
+    const w = { tasks: d.tasks, events: d.events, memory: this.#memory, ...run };
+    const removeIn = await answerApproval(w, key, task, approval, unchanged && ev.act === undefined);
+    const requeue = this.#memory.due(
+      key,
+      spend.due || fresh,
+      now,
+      boundRequeue(ev.requeueAfterMs, intervalMs),
+    );
+    const acted = ev.act !== undefined && prepared !== undefined && workload !== undefined;
+    // An action's effect is the operator's own to look at: the reconcile it triggers is due.
+    if (acted) this.#memory.wake(key);
+    return { task, requeueAfterMs: boundRequeue(Math.min(requeue, removeIn ?? Infinity), intervalMs), acted };
   }
 
   /**
@@ -266,10 +277,13 @@ export class Reconciler {
     observed: Observed,
     intervalMs: number,
     log: Logger,
+    { spend, deadline }: Run,
   ): Promise<v2.AITask> {
     const d = this.#d;
     const gate = d.gate ?? (() => Promise.resolve(true));
     if (!(await gate('before-decision', decision.id))) return task;
+    spend.must(1 + ev.events.length);
+    deadline.commit();
     const decided = await this.#writeStatus(task, ev.status, ev.events, log);
     if (!(await gate('before-action', decision.id))) return decided;
     log.info('acting', { action: plan.action, decision: decision.id, effect: decision.effect });
@@ -297,6 +311,7 @@ export class Reconciler {
       d.defaults,
       intervalMs,
     );
+    spend.must(2 + after.events.length);
     const recorded = await this.#writeStatus(decided, after.status, after.events, log);
     log.info('action finished', {
       action: plan.action,
@@ -309,13 +324,16 @@ export class Reconciler {
   /**
    * PUT of the status subresource, bound to `task`'s resourceVersion, cut to the CRD's
    * bounds (boundStatus) so the apiserver never refuses it as too long; then its Events.
+   * Not once `deadline` (when given) has passed.
    */
   async #writeStatus(
     task: v2.AITask,
     status: v2.Status,
     events: readonly EventSpec[],
     log: Logger,
+    deadline?: ReconcileDeadline,
   ): Promise<v2.AITask> {
+    deadline?.check();
     const written = await this.#d.tasks.replaceStatus({ ...task, status: boundStatus(status) });
     this.#d.telemetry.statusWrites.inc();
     log.debug('status written', { resourceVersion: written.metadata.resourceVersion });
@@ -329,7 +347,7 @@ export class Reconciler {
    * (another namespace without `--allow-cross-namespace`) is not read at all: the decision
    * is settled as not done, whatever the other namespace holds, so status says nothing of it.
    */
-  async #settle(live: v2.AITask, log: Logger): Promise<v2.AITask> {
+  async #settle(live: v2.AITask, log: Logger, deadline: ReconcileDeadline): Promise<v2.AITask> {
     const pending = live.status?.pendingDecision;
     if (live.status === undefined || !isInFlight(pending)) return live;
     let verification: Verification = 'notDone';
@@ -350,18 +368,7 @@ export class Reconciler {
       action: pending.action,
       verification,
     });
-    return this.#writeStatus(live, settled.status, settled.events, log);
-  }
-
-  /** Removes the approval annotation (merge patch; the object may be gone). */
-  async #consumeApproval(task: v2.AITask): Promise<void> {
-    await this.#d.tasks
-      .patch(task.metadata.namespace, task.metadata.name ?? '', {
-        metadata: { annotations: { [APPROVE_ANNOTATION]: null } },
-      })
-      .catch((err: unknown) => {
-        if (!(err instanceof NotFoundError)) throw err;
-      });
+    return this.#writeStatus(live, settled.status, settled.events, log, deadline);
   }
 
   /**
@@ -378,13 +385,15 @@ export class Reconciler {
     else this.#stalled.delete(key);
   }
 
-  /** Hands the keys a freed slot woke (if any) to `onSlotFreed`. */
+  /** Hands the keys a freed slot woke (if any) to `onSlotFreed`; each is due at once (the operator's own requeue). */
   #wake(waiting: readonly string[]): void {
+    for (const key of waiting) this.#memory.wake(key);
     if (waiting.length > 0) this.#d.onSlotFreed?.(waiting);
   }
 
   #forget(key: string): void {
     this.#stalled.delete(key);
+    this.#memory.forget(key);
     this.#wake(this.#d.slots.forget(key));
     this.#d.advisor.forget(key);
   }

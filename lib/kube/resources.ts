@@ -130,13 +130,20 @@ export class ResourceClient<T> {
 
   /**
    * One page of a list; `namespace` undefined lists across all namespaces. Its answer is
-   * bounded by `maxResponseBytes` (default the transport's, DEFAULT_MAX_RESPONSE_BYTES).
+   * bounded by `maxResponseBytes` (default the transport's, DEFAULT_MAX_RESPONSE_BYTES);
+   * `signal` aborts it.
    */
-  list(namespace: string | undefined, opts: ListOptions = {}, maxResponseBytes?: number): Promise<List<T>> {
+  list(
+    namespace: string | undefined,
+    opts: ListOptions = {},
+    maxResponseBytes?: number,
+    signal?: AbortSignal,
+  ): Promise<List<T>> {
     return this.transport.request<List<T>>({
       path: resourcePath(this.type, namespace),
       query: { ...opts },
       ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+      ...(signal !== undefined ? { signal } : {}),
     });
   }
 
@@ -146,33 +153,35 @@ export class ResourceClient<T> {
    * same point as one object (bounded by MAX_OBJECT_JSON_BYTES, what any stored object fits
    * in): the caller goes on from that page's continue token, so a page of objects sent
    * larger than they are stored costs requests, never memory. A single object past even
-   * that bound rejects with ResponseTooLargeError.
+   * that bound rejects with ResponseTooLargeError. `signal` aborts it.
    */
-  async page(namespace: string | undefined, opts: ListOptions = {}): Promise<List<T>> {
+  async page(namespace: string | undefined, opts: ListOptions = {}, signal?: AbortSignal): Promise<List<T>> {
     const limit = opts.limit ?? pageSizeFor(DEFAULT_PAGE_BYTES);
     if (limit > 1)
       try {
-        return await this.list(namespace, { ...opts, limit }, pageResponseBytes(limit));
+        return await this.list(namespace, { ...opts, limit }, pageResponseBytes(limit), signal);
       } catch (err) {
         if (!(err instanceof ResponseTooLargeError)) throw err;
       }
-    return this.list(namespace, { ...opts, limit: 1 }, MAX_OBJECT_JSON_BYTES);
+    return this.list(namespace, { ...opts, limit: 1 }, MAX_OBJECT_JSON_BYTES, signal);
   }
 
   /**
    * Lists every page (ResourceClient.page: default page size pageSizeFor(DEFAULT_PAGE_BYTES)),
    * handing each page's items to `each` before the next is read, so no more than one page is
    * held: for a list of objects a tenant can make as large as the apiserver stores, with a
-   * `limit` that bounds a page's bytes. `each` returning false stops the list there.
+   * `limit` that bounds a page's bytes. `each` returning false stops the list there;
+   * `signal` aborts it (the page being read rejects, no further page is asked for).
    */
   async forEachPage(
     namespace: string | undefined,
     opts: Omit<ListOptions, 'continue'>,
     each: (items: readonly T[]) => unknown,
+    signal?: AbortSignal,
   ): Promise<void> {
     let cont: string | undefined;
     do {
-      const page = await this.page(namespace, { ...opts, ...(cont ? { continue: cont } : {}) });
+      const page = await this.page(namespace, { ...opts, ...(cont ? { continue: cont } : {}) }, signal);
       if (each(page.items) === false) return;
       cont = page.metadata.continue;
     } while (cont);

@@ -116,13 +116,19 @@ export class Actions {
    * Resolves `plan` on the target: picks one of the pods it owns (and its node), the one the
    * metric named when it is one of them, else the first in its kind's order; checks the cordon caps. `owner` is the AITask acting (the mark a cordon leaves on
    * the node). Throws TargetInvalidError when the target's selector cannot be listed with.
+   * `signal` (the reconcile's deadline) aborts the lists of its pods and ReplicaSets.
    */
-  async prepare(plan: ActionPlan, target: Workload, owner: ActingTask): Promise<Prepared | Unprepared> {
+  async prepare(
+    plan: ActionPlan,
+    target: Workload,
+    owner: ActingTask,
+    signal?: AbortSignal,
+  ): Promise<Prepared | Unprepared> {
     if (plan.action === 'Noop') return { action: 'Noop' };
     if (plan.action === 'ScaleUp' || plan.action === 'ScaleDown') return plan;
     const namespace = target.metadata.namespace ?? '';
     const rules = rulesOf(target);
-    const { pods, unread } = await this.#podsOf(namespace, target);
+    const { pods, unread } = await this.#podsOf(namespace, target, signal);
     const pod = pickPod(pods, rules.podOrder, 'pod' in plan ? plan.pod : undefined);
     if (!pod)
       return {
@@ -220,8 +226,13 @@ export class Actions {
    * MAX_PODS_CONSIDERED), and pods are not read when there are none. `unread`: an owner on a
    * chain the operator may not read. A selector that does not parse (checked before the first
    * list) or that the apiserver refuses (400, 422) throws TargetInvalidError: its owner's to fix.
+   * `signal` aborts the lists.
    */
-  async #podsOf(namespace: string, target: Workload): Promise<{ pods: Pod[]; unread?: string }> {
+  async #podsOf(
+    namespace: string,
+    target: Workload,
+    signal?: AbortSignal,
+  ): Promise<{ pods: Pod[]; unread?: string }> {
     const uid = target.metadata.uid;
     if (uid === undefined || uid === '') return { pods: [] };
     const rules = rulesOf(target);
@@ -238,10 +249,15 @@ export class Actions {
     const controllers = new Set<string>();
     if (rules.via === 'ReplicaSet')
       await carrying(object, field, () =>
-        this.#replicaSets.forEachPage(namespace, narrowed, (items) => {
-          for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
-          return controllers.size < MAX_PODS_CONSIDERED;
-        }),
+        this.#replicaSets.forEachPage(
+          namespace,
+          narrowed,
+          (items) => {
+            for (const id of ownedSetUIDs(uid, items.map(trimReplicaSet))) controllers.add(id);
+            return controllers.size < MAX_PODS_CONSIDERED;
+          },
+          signal,
+        ),
       );
     else controllers.add(uid);
     if (controllers.size === 0) return { pods: [] };
@@ -251,12 +267,17 @@ export class Actions {
         ? (items: Pod[]) => items.filter((p) => (p.metadata.ownerReferences ?? []).length > 0)
         : (items: Pod[]) => podsControlledBy(rules.via ?? rules.kind, controllers, items);
     await carrying(object, field, () =>
-      this.#pods.forEachPage(namespace, narrowed, (items) => {
-        for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
-        return pods.length < MAX_PODS_CONSIDERED;
-      }),
+      this.#pods.forEachPage(
+        namespace,
+        narrowed,
+        (items) => {
+          for (const p of keep(items.map(trimPod))) if (pods.length < MAX_PODS_CONSIDERED) pods.push(p);
+          return pods.length < MAX_PODS_CONSIDERED;
+        },
+        signal,
+      ),
     );
-    return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods) : { pods };
+    return rules.via === 'owners' ? this.#owners.podsLeadingTo(uid, namespace, pods, signal) : { pods };
   }
 
   async #scale(target: Workload, from: number, replicas: number): Promise<ActionOutcome> {

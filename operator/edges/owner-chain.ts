@@ -56,9 +56,14 @@ export class OwnerChain {
    * MAX_OWNERS_READ, ends its chain (its pods are not the target's). Rejects on errors a
    * retry may fix; a 403, or the apiserver's 400/422 on the read (of a kind a pod's writer
    * named that will not be listed so: that writer's error, not the operator's), ends the
-   * chain and is said in `unread`.
+   * chain and is said in `unread`. `signal` aborts the reads.
    */
-  async podsLeadingTo(targetUID: string, namespace: string, pods: readonly Pod[]): Promise<ChainResult> {
+  async podsLeadingTo(
+    targetUID: string,
+    namespace: string,
+    pods: readonly Pod[],
+    signal?: AbortSignal,
+  ): Promise<ChainResult> {
     const parents = new Map<string, Promise<ControllerRef | undefined>>();
     let unread: string | undefined;
     const parentOf = (ref: ControllerRef): Promise<ControllerRef | undefined> => {
@@ -67,7 +72,7 @@ export class OwnerChain {
         parent =
           parents.size >= MAX_OWNERS_READ
             ? Promise.resolve(undefined)
-            : this.#read(namespace, ref).catch((err: unknown) => {
+            : this.#read(namespace, ref, signal).catch((err: unknown) => {
                 const refused = err instanceof ForbiddenError ? err.message : refusedInput(err);
                 if (refused === undefined) throw err;
                 unread = refused;
@@ -88,7 +93,11 @@ export class OwnerChain {
   }
 
   /** The controller of the owner `ref` names, when that owner exists in `namespace` with `ref`'s UID. */
-  async #read(namespace: string, ref: ControllerRef): Promise<ControllerRef | undefined> {
+  async #read(
+    namespace: string,
+    ref: ControllerRef,
+    signal?: AbortSignal,
+  ): Promise<ControllerRef | undefined> {
     if (!isDnsSubdomain(ref.name)) return undefined;
     const resource = await this.#discovery.resource(ref.apiVersion, ref.kind);
     if (resource === undefined) return undefined;
@@ -97,6 +106,7 @@ export class OwnerChain {
       query: { fieldSelector: `metadata.name=${ref.name}`, limit: 1 },
       maxResponseBytes: MAX_OBJECT_JSON_BYTES,
       timeoutMs: OWNER_READ_TIMEOUT_MS,
+      ...(signal !== undefined ? { signal } : {}),
     });
     const owner = page.items[0];
     return owner?.metadata.uid === ref.uid ? controllerOf(owner.metadata) : undefined;

@@ -67,8 +67,8 @@ export function parseQueryResponse(httpStatus: number, body: unknown): MetricObs
 
 /** Reads one metric value; PrometheusClient, or NO_PROMETHEUS when the operator has no URL. */
 export interface MetricReader {
-  /** Runs `query` now; never throws. */
-  query(query: string): Promise<MetricObservation>;
+  /** Runs `query` now; `signal` aborts it (then MetricsUnavailable); never throws. */
+  query(query: string, signal?: AbortSignal): Promise<MetricObservation>;
 }
 
 /**
@@ -147,14 +147,14 @@ export class PrometheusClient implements MetricReader {
     this.#maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  /** Runs `query` now; never throws. */
-  async query(query: string): Promise<MetricObservation> {
+  /** Runs `query` now; `signal` aborts it (the reconcile's deadline: then MetricsUnavailable); never throws. */
+  async query(query: string, signal?: AbortSignal): Promise<MetricObservation> {
     // Seconds as a decimal number, which Prometheus reads with strconv.ParseFloat: "5", "0.25".
     // The path is built on the options worked out once: no URL is parsed per query.
     const path = `${this.#target.path}/api/v1/query?query=${encodeURIComponent(query)}&timeout=${this.#timeoutMs / 1000}`;
     let answer: { status: number; text: string };
     try {
-      answer = await this.#get(path);
+      answer = await this.#get(path, signal);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === TOO_LARGE)
@@ -191,25 +191,34 @@ export class PrometheusClient implements MetricReader {
    * Prometheus closed just as it was reused is retried once on a new one, so an idle-close
    * race never shows as "unreachable".
    */
-  #get(path: string, retry = true): Promise<{ status: number; text: string }> {
+  #get(
+    path: string,
+    signal: AbortSignal | undefined,
+    retry = true,
+  ): Promise<{ status: number; text: string }> {
     const agent = this.#https ? this.#agents.https : this.#agents.http;
     return new Promise((resolve, reject) => {
       const get = this.#https ? https.get : http.get;
-      const req = get({ ...this.#target, path, agent }, (res) => {
-        const body = new BoundedBody(this.#maxBytes);
-        res.on('data', (c: Buffer) => {
-          if (!body.push(c))
-            req.destroy(Object.assign(new Error(`answer over ${this.#maxBytes} bytes`), { code: TOO_LARGE }));
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: body.text() }));
-        res.on('error', reject);
-      });
+      const req = get(
+        { ...this.#target, path, agent, ...(signal !== undefined ? { signal } : {}) },
+        (res) => {
+          const body = new BoundedBody(this.#maxBytes);
+          res.on('data', (c: Buffer) => {
+            if (!body.push(c))
+              req.destroy(
+                Object.assign(new Error(`answer over ${this.#maxBytes} bytes`), { code: TOO_LARGE }),
+              );
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: body.text() }));
+          res.on('error', reject);
+        },
+      );
       const waitMs = this.#timeoutMs + ANSWER_GRACE_MS;
       req.setTimeout(waitMs, () =>
         req.destroy(Object.assign(new Error(`no answer in ${waitMs} ms`), { code: 'ETIMEDOUT' })),
       );
       req.on('error', (err: NodeJS.ErrnoException) => {
-        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(path, false));
+        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(this.#get(path, signal, false));
         else reject(err);
       });
     });

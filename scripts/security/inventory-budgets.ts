@@ -4,6 +4,8 @@
 // inventory says what the listeners are given.
 
 import { DEFAULT_CONNECTION_BUDGET, type ConnectionBudget } from '../../lib/connection-budget.ts';
+import { NAMESPACE_CALLS_BURST, NAMESPACE_CALLS_PER_MINUTE } from '../../operator/reconcile-budget.ts';
+import { RECONCILE_DEADLINE_MS } from '../../operator/reconcile-deadline.ts';
 
 /** The budgets of one path. Each is required and says its unit; "none" must say why. */
 export interface Budgets {
@@ -66,6 +68,16 @@ export const CONNECTION_BUDGET_CODE = 'lib/connection-budget.ts';
 export const CONNECTION_BUDGET_TEST = 'lib/connection-budget.test.ts';
 
 const seconds = (ms: number): string => `${ms / 1000} s`;
+
+/**
+ * What a reconcile off its task's interval may add to a per-interval rate, rendered from
+ * operator/reconcile-budget.ts's defaults: each of its outbound calls is one of its
+ * namespace's calls.
+ */
+export const OFF_INTERVAL_CALLS = `at most ${NAMESPACE_CALLS_PER_MINUTE} a minute per namespace (${NAMESPACE_CALLS_BURST} at once) for reconciles off the interval (an annotation, a spec edit, the operator’s own patch, a retry), shared with every other call they make; one cut at its deadline costs one a second it held the worker`;
+
+/** The deadline of a reconcile, rendered from operator/reconcile-deadline.ts. */
+export const RECONCILE_TIME = `within the reconcile’s ${seconds(RECONCILE_DEADLINE_MS)} deadline before it acts, moved out by an LLM call’s own bound (past it the reconcile ends, writes nothing, and is retried with backoff)`;
 
 /** The connection caps of a listener under `budget` (default DEFAULT_CONNECTION_BUDGET). */
 export function connectionShares(

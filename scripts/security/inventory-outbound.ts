@@ -1,7 +1,7 @@
 // The input paths the operator opens itself: queries to Prometheus and calls to an LLM
 // endpoint, whose answers are as hostile as any request.
 
-import { type InputPath } from './inventory-budgets.ts';
+import { OFF_INTERVAL_CALLS, RECONCILE_TIME, type InputPath } from './inventory-budgets.ts';
 
 /** Every outbound call of the operator. */
 export const OUTBOUND_PATHS: readonly InputPath[] = [
@@ -14,17 +14,20 @@ export const OUTBOUND_PATHS: readonly InputPath[] = [
       bytes: 'an answer over 1 MiB fails that evaluation (MetricsUnavailable)',
       count: 'series per answer bounded by the query’s confinement to the target’s namespace',
       concurrency: 'one query per reconcile worker',
-      rate: 'one per task interval; windows ≤ --max-query-range, steps ≥ --min-query-resolution',
-      time: 'Prometheus’ own timeout 5 s; the client gives up at 5.5 s, the worker at 6 s',
+      rate: `one query per task interval, plus ${OFF_INTERVAL_CALLS} (otherwise the task’s last answer is reused); windows ≤ --max-query-range, steps ≥ --min-query-resolution`,
+      time: `Prometheus’ own timeout 5 s; the client gives up at 5.5 s, the worker at 6 s; aborted ${RECONCILE_TIME}`,
       reach: 'the admin’s --prometheus-url only; the tenant writes the query, confined and costed',
     },
     enforcedIn: [
       'operator/edges/prometheus.ts',
       'operator/decision/confine.ts',
       'operator/decision/query-cost.ts',
+      'operator/task-memory.ts',
+      'operator/reconcile-budget.ts',
     ],
     provedBy: [
       'operator/edges/prometheus.test.ts',
+      'operator/reconcile-budget.test.ts',
       'test/attacks/promql-cost.test.ts',
       'test/attacks/reads.test.ts',
     ],
@@ -38,7 +41,7 @@ export const OUTBOUND_PATHS: readonly InputPath[] = [
       bytes: 'an answer over 1 MiB fails the call; completion tokens capped per request',
       count: 'one answer per call, parsed strictly',
       concurrency: 'one call per reconcile worker',
-      rate: '--llm-namespace-calls-per-hour per namespace; a circuit breaker per endpoint, model and namespace',
+      rate: `--llm-namespace-calls-per-hour per namespace; a circuit breaker per endpoint, model and namespace; off the interval also ${OFF_INTERVAL_CALLS}`,
       time: 'the task’s timeoutSeconds capped by --llm-max-timeout; the worker stops waiting 1 s later',
       reach: 'endpoints the admin allow-lists (scheme, host, port and path prefix)',
     },

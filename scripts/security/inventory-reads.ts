@@ -4,10 +4,12 @@
 
 import {
   APISERVER_ONLY,
+  OFF_INTERVAL_CALLS,
   ONE_AT_A_TIME,
   ONE_OBJECT,
   PAGE_BYTES,
   PAGE_TIME,
+  RECONCILE_TIME,
   RELIST_RATE,
   TRANSPORT_TIME,
   type InputPath,
@@ -183,12 +185,19 @@ export const READ_PATHS: readonly InputPath[] = [
       count:
         'at most 1,000 owned pods and ReplicaSets considered; a bare pod with the target’s labels is read and dropped',
       concurrency: 'one listing per reconcile that acts or settles',
-      rate: 'only for an act or a settle: at most once per task interval',
-      time: 'within the reconcile’s deadline',
+      rate: `only for an act (after a remediation slot is granted), a settle, or the pod a decision waiting for approval names: that one once per task interval, the others ${OFF_INTERVAL_CALLS}`,
+      time: `each page ${TRANSPORT_TIME}, aborted ${RECONCILE_TIME}`,
       reach:
         'tenants (create Pods and ReplicaSets with any labels in their namespaces, write the selector a custom kind’s /scale shows): a selector that does not parse is never sent, and the apiserver’s 400/422 on a listing is the task’s TargetInvalid, never a reconcile error',
     },
-    enforcedIn: ['operator/edges/actions.ts', 'operator/runtime/trim.ts', 'operator/edges/target-invalid.ts'],
+    enforcedIn: [
+      'operator/edges/actions.ts',
+      'operator/runtime/trim.ts',
+      'operator/edges/target-invalid.ts',
+      'operator/preflight.ts',
+      'operator/reconcile-budget.ts',
+      'operator/reconcile-deadline.ts',
+    ],
     provedBy: [
       'operator/edges/pod-choice.test.ts',
       'operator/edges/target-invalid.test.ts',
@@ -249,7 +258,7 @@ export const READ_PATHS: readonly InputPath[] = [
       bytes: PAGE_BYTES,
       count: '10 revisions kept per task; listed only once a generation exceeds that',
       concurrency: 'one per new generation',
-      rate: 'once per new generation of a task',
+      rate: `once per new generation of a task, within ${OFF_INTERVAL_CALLS}`,
       time: TRANSPORT_TIME,
       reach: 'tenants with ControllerRevision rights in their namespace',
     },
