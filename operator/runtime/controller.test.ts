@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ConflictError } from '../../lib/kube/errors.ts';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../lib/log.ts';
@@ -66,6 +67,39 @@ test('Controller: whatever one reconcile throws or returns is that key’s error
   const errors = (await registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get())
     ?.values[0];
   assert.ok((errors?.value ?? 0) >= 6, 'each error is counted');
+});
+
+test('Controller: a conflict is retried with backoff and counted as a requeue, not an error', async () => {
+  const registry = new Registry();
+  const queue = new WorkQueue({ limiter: new RateLimiter({ qps: 1000, burst: 1000 }) });
+  let runs = 0;
+  const controller = new Controller({
+    queue,
+    reconcile: () => {
+      runs++;
+      if (runs <= 3)
+        return Promise.reject(
+          new ConflictError(409, { reason: 'Conflict', message: 'the object has been modified' }, 'Conflict'),
+        );
+      return Promise.resolve({});
+    },
+    metrics: controllerMetrics(registry, 'test'),
+    log: createLogger('test', { level: 'error', write: () => undefined }),
+    maxConcurrentReconciles: 1,
+  });
+  queue.add('mallory/t');
+  controller.start();
+  const deadline = Date.now() + 30_000;
+  while (runs < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await controller.stop();
+  assert.equal(runs, 4, 'three conflicts, then the retry that succeeds');
+  const errors = (await registry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get())
+    ?.values[0];
+  assert.equal(errors?.value ?? 0, 0, 'no conflict is counted as an error');
+  const totals = (await registry.getSingleMetric('controller_runtime_reconcile_total')?.get())?.values ?? [];
+  const byResult = new Map(totals.map((v) => [v.labels['result'], v.value]));
+  assert.equal(byResult.get('requeue'), 3);
+  assert.equal(byResult.get('success'), 1);
 });
 
 test('Controller: the idle release hears of every reconcile, and of the queue going idle once drained', async () => {

@@ -4,9 +4,11 @@
 // wait). Success → forget the key's backoff and requeue after the reconciler's interval;
 // error → rate-limited retry (5 ms → 1000 s per key, a token bucket per namespace so one
 // namespace's failing keys never delay another's, and an overall cap taken as retries come
-// due: ratelimit.ts); an error no
-// retry can fix (terminal.ts) → tried again only after a long wait, never on the hot
-// backoff. Whatever a reconcile throws (any value, synchronously or not) or returns is that
+// due: ratelimit.ts); an error no retry can fix (terminal.ts) → tried again only after a
+// long wait, never on the hot backoff. A conflict (409: the object changed since it was read,
+// which anyone who may write it can cause, its status writers included) is retried the same
+// rate-limited way but counted as a requeue, not an error, so no tenant's writes move the
+// reconcile error ratio. Whatever a reconcile throws (any value, synchronously or not) or returns is that
 // key's error or result: it never ends a worker or the process. Stopping lets in-flight
 // reconciles finish. After a burst, once the queue is idle, one full collection hands the
 // burst's garbage back (release.ts).
@@ -118,7 +120,8 @@ export class Controller {
         if (typeof after === 'number' && Number.isFinite(after)) queue.requeueAfter(key, Math.max(0, after));
       } catch (err) {
         const terminal = terminalFailure(err) !== undefined;
-        metrics.reconciled(seconds(), 'error', { terminal, panic: isPanic(err) });
+        if (err instanceof ConflictError) metrics.reconciled(seconds(), 'requeue');
+        else metrics.reconciled(seconds(), 'error', { terminal, panic: isPanic(err) });
         const fields = { key, error: errorText(err), retries: queue.retries(key) };
         // One line per key and kind of error per minute: a task that keeps failing the same
         // way retries with backoff without filling the log.

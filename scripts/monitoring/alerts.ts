@@ -74,7 +74,7 @@ export function alertDefs(job: string): AlertDef[] {
         severity: 'warning',
         summary: 'More than 10% of {{ $labels.controller }} reconciles fail',
         description:
-          "{{ $value | humanizePercentage }} of the {{ $labels.controller }} reconciles have ended in an error for 15 minutes; the failing AITasks are retried with backoff, paced per namespace. A tenant's own error is not counted here: a target whose selector cannot be listed with is that AITask's TargetInvalid status, and an object refused for good is its Stalled status.",
+          "{{ $value | humanizePercentage }} of the {{ $labels.controller }} reconciles have ended in an error for 15 minutes; the failing AITasks are retried with backoff, paced per namespace. A tenant's own error is not counted here: a target whose selector cannot be listed with is that AITask's TargetInvalid status, an object refused for good is its Stalled status, and a write that meets a conflict (the object changed since it was read, which its status writers can cause) is a requeue.",
         action:
           "The leader logs each error with its AITask (`kubectl logs` of the leading pod); `kubectl aiops describe <name> -n <ns>` shows what the task's conditions and Events say. Apiserver errors show on the dashboard by code.",
       },

@@ -218,7 +218,7 @@ export const ALERT_INPUTS: readonly AlertInput[] = [
   {
     alert: 'AIOpsReconcileErrors',
     movedBy:
-      'reconcile errors a retry may fix (apiserver unreachable, conflicts); an object’s own refusal stalls that task instead of counting here, and so does a tenant’s error: a target whose selector does not parse (the operator’s own check before the pods’ LIST, or the apiserver’s 400/422 on it) is that task’s TargetInvalid status, evaluated again at its interval',
+      'reconcile errors a retry may fix (apiserver unreachable, 5xx, 429 past its retries); a conflict (409: the object changed since it was read, which whoever may write it, its status included, can cause) is retried as a requeue and not counted; an object’s own refusal stalls that task instead of counting here, and so does a tenant’s error: a target whose selector does not parse (the operator’s own check before the pods’ LIST, or the apiserver’s 400/422 on it) is that task’s TargetInvalid status, evaluated again at its interval',
     provedBy: [
       'deploy/monitoring/aiops-rules.test.yaml',
       'operator/runtime/controller.test.ts',
