@@ -58,9 +58,23 @@ function measuredGrowth(value: unknown): { growth: number; charge: number } {
   return { growth: (grown - NOISE) / COPIES, charge };
 }
 
+/** Measurements of one value at most: a growth the copies cause shows in every one of them. */
+const TRIES = 3;
+
+/**
+ * The charge of `value` is at least the heap's growth per copy, in the least of up to TRIES
+ * measurements: what else the process allocates meanwhile (the runner, a lazily compiled
+ * function) only ever adds to one, while an undercharge shows in each.
+ */
 function chargeCovers(value: unknown, what: string): void {
-  const { growth, charge } = measuredGrowth(value);
-  assert.ok(charge >= growth, `${what}: charged ${charge} bytes, the heap grew by ${growth.toFixed(0)}`);
+  let least = Infinity;
+  let charge = 0;
+  for (let i = 0; i < TRIES && least > charge; i++) {
+    const m = measuredGrowth(value);
+    least = Math.min(least, m.growth);
+    charge = m.charge;
+  }
+  assert.ok(charge >= least, `${what}: charged ${charge} bytes, the heap grew by ${least.toFixed(0)}`);
 }
 
 test('a string is charged its header, table entry and characters at one or two bytes each', () => {
