@@ -84,8 +84,8 @@ test('a Forbidden request stalls the AITask (condition Stalled, reason Forbidden
     return n >= 2 ? n : undefined;
   });
   assert.ok(reconciles <= 5, `no hot retry loop: ${reconciles} reconciles for two generations`);
-  // Stalling is not a reconcile error. A write conflict may be (retried at once, logged at
-  // debug level): CI met one between the first-sight write and the stall's.
+  // Stalling is not a reconcile error. A write conflict (CI met one between the first-sight
+  // write and the stall's) is a requeue, retried with backoff and logged at debug level.
   assert.equal(
     await op.metric('controller_runtime_terminal_reconcile_errors_total', { controller: 'aitask' }),
     0,
